@@ -1,0 +1,31 @@
+# The two set-up commands of the README: `make dev` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: dev test lint typecheck install
+
+$(BIN)/weir: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(BIN)/weir
+
+install: $(BIN)/weir
+
+# Weir on 127.0.0.1:8288 (embedded SQLite under .weir/) plus the example app on :8000.
+dev: install
+	$(BIN)/python -m weir dev --example
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	bash .ci/typecheck
+
+# The whole suite: lint, types, unit, store, integration (both SDKs) and browser tests.
+test: install
+	bash .ci/system-deps
+	$(MAKE) lint typecheck
+	$(BIN)/python -m pytest

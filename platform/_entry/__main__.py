@@ -1,0 +1,3 @@
+from weir.platform.cli import main
+
+main()
