@@ -1,0 +1,44 @@
+"""Singleton: one active run per key, for the whole run (sleeps and waits included)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from weir.platform.gates.decisions import SkipReason, key_text
+
+GATE = "singleton"
+Mode = Literal["skip", "cancel"]
+Action = Literal["proceed", "skip", "cancel_holder"]
+MODES: tuple[Mode, ...] = ("skip", "cancel")
+
+
+@dataclass(frozen=True, slots=True)
+class SingletonDecision:
+    """`proceed`: take the key. `skip`: record the new run as Skipped. `cancel_holder`:
+    cancel `holder_run_id`, then the new run takes the key."""
+
+    action: Action
+    holder_run_id: str | None
+    skip: SkipReason | None
+
+
+def parse_mode(value: str) -> Mode:
+    for mode in MODES:
+        if value == mode:
+            return mode
+    raise ValueError(f"singleton.mode = {value!r} is not allowed; allowed: skip, cancel")
+
+
+def _skip_reason(key: str, holder: str) -> SkipReason:
+    words = f"{GATE}: run {holder} is already active{key_text(key)}"
+    return SkipReason(gate=GATE, key=key, words=words, holder_run_id=holder)
+
+
+def decide(mode: Mode, holder_run_id: str | None, key: str = "") -> SingletonDecision:
+    checked = parse_mode(mode)  # a stored string may not be a valid mode: fail clearly
+    if holder_run_id is None:
+        return SingletonDecision("proceed", None, None)
+    if checked == "skip":
+        return SingletonDecision("skip", holder_run_id, _skip_reason(key, holder_run_id))
+    return SingletonDecision("cancel_holder", holder_run_id, None)
