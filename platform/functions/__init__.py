@@ -1,0 +1,43 @@
+"""Function configs: an app's sync parsed and validated into typed, immutable configs."""
+
+from weir.platform.functions.config import (
+    AppSync,
+    Batching,
+    CancelOn,
+    ConcurrencyLimit,
+    CronTrigger,
+    Debounce,
+    EventTrigger,
+    FunctionConfig,
+    Problem,
+    RateLimit,
+    Singleton,
+    SyncError,
+    Throttle,
+    Timeouts,
+    Trigger,
+    parse_sync,
+)
+from weir.platform.functions.durations import parse_duration_ms
+from weir.platform.functions.matching import trigger_patterns
+
+__all__ = [
+    "AppSync",
+    "Batching",
+    "CancelOn",
+    "ConcurrencyLimit",
+    "CronTrigger",
+    "Debounce",
+    "EventTrigger",
+    "FunctionConfig",
+    "Problem",
+    "RateLimit",
+    "Singleton",
+    "SyncError",
+    "Throttle",
+    "Timeouts",
+    "Trigger",
+    "parse_duration_ms",
+    "parse_sync",
+    "trigger_patterns",
+]
