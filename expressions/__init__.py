@@ -1,0 +1,23 @@
+"""CEL for Weir: check and compile expressions (cached), evaluate them, turn results into keys.
+
+celpy's pure-Python parser is the front end: every expression is parsed and checked (size,
+nesting, comprehensions, which variables it may name) before the Rust evaluator (`cel`) ever
+sees it, and the tree tells which fields it reads so each evaluation gets only those.
+This package knows nothing of the platform.
+"""
+
+from ._errors import EvaluationError, ExpressionError
+from ._expression import Expression, check_expression, compile_expression
+from ._keys import key_hash, stable_key
+from ._limits import MAX_EXPRESSION_BYTES
+
+__all__ = [
+    "MAX_EXPRESSION_BYTES",
+    "EvaluationError",
+    "Expression",
+    "ExpressionError",
+    "check_expression",
+    "compile_expression",
+    "key_hash",
+    "stable_key",
+]

@@ -1,0 +1,28 @@
+"""The two errors `weir.expressions` raises: one before evaluation, one during it."""
+
+from __future__ import annotations
+
+
+class ExpressionError(ValueError):
+    """An expression is invalid; found when it is checked or compiled, never per event."""
+
+    def __init__(self, source: str, *problems: str) -> None:
+        self.source = source
+        self.problems = problems  # each one: what is wrong and what is allowed, for a human
+        self.problem = "; ".join(problems)
+        super().__init__(f"invalid expression {_excerpt(source)}: {self.problem}")
+
+
+class EvaluationError(Exception):
+    """Evaluating a valid expression failed at run time (missing field, type error, panic)."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"evaluating {_excerpt(source)} failed: {reason}")
+
+
+def _excerpt(source: str, limit: int = 80) -> str:
+    # Expressions may be 4 KB long; an error message should stay readable.
+    text = source if len(source) <= limit else source[: limit - 1] + "…"
+    return f"`{text}`"

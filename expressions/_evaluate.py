@@ -1,0 +1,48 @@
+"""The Rust evaluator (`cel`, common-expression-language), behind our two errors.
+
+Its panics surface as `pyo3_runtime.PanicException`, which derives from BaseException only, so
+both calls catch BaseException; interrupts and exits still propagate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cel
+
+from ._errors import EvaluationError, ExpressionError
+
+_PASS_THROUGH = (KeyboardInterrupt, SystemExit)
+
+
+def compile_program(source: str) -> Any:
+    """A `cel.Program` for `source`, which our own checks have already accepted."""
+    try:
+        return cel.compile(source)
+    except _PASS_THROUGH:
+        raise
+    except BaseException as error:
+        raise ExpressionError(source, f"the evaluator rejected it: {_shorten(error)}") from None
+
+
+def execute(program: Any, source: str, activation: dict[str, Any]) -> Any:
+    try:
+        return program.execute(activation)
+    except _PASS_THROUGH:
+        raise
+    except BaseException as error:
+        raise EvaluationError(source, _reason(error)) from error
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, KeyError):
+        return f"no such field or key: {error.args[0]!r}" if error.args else "no such key"
+    if isinstance(error, Exception):
+        return f"{type(error).__name__}: {_shorten(error)}"
+    return f"the evaluator panicked: {_shorten(error)}"
+
+
+def _shorten(error: BaseException, limit: int = 300) -> str:
+    # The evaluator's messages may quote the whole (up to 4 KB) expression.
+    text = str(error)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
