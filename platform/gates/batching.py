@@ -119,5 +119,6 @@ def on_timer(state: BatchState | None, batch_id: str, now_ms: int) -> BatchTimer
 
 
 def wait_reason(state: BatchState, key: str = "") -> WaitReason:
-    words = f"collecting a batch ({state.count} events so far)"
+    plural = "" if state.count == 1 else "s"
+    words = f"collecting a batch ({state.count} event{plural} so far)"
     return wait_until(GATE, key, state.flush_at_ms, words)

@@ -1,0 +1,146 @@
+"""Throttle: exact start times on a fake clock, to the millisecond."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import pytest
+from weir.platform.gates import throttle
+from weir.platform.gates.decisions import from_json, to_json
+from weir.platform.gates.gcra import GcraState
+
+NOON = 1_767_268_800_000  # 2026-01-01T12:00:00Z
+
+
+@dataclass
+class Throttled:
+    """A fake scheduler: a clock and one stored meter per key, slots assigned on arrival."""
+
+    config: throttle.ThrottleConfig
+    now_ms: int = NOON
+    states: dict[str, GcraState] = field(default_factory=dict)
+
+    def arrive(self, key: str = "") -> int:
+        decision = throttle.schedule_start(self.config, self.states.get(key), self.now_ms, key)
+        self.states[key] = decision.state
+        return decision.start_ms - NOON
+
+
+def test_from_idle_one_plus_burst_at_once_then_one_per_interval() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=6_000, limit=2, burst=1))
+    assert [sim.arrive() for _ in range(6)] == [0, 0, 3_000, 6_000, 9_000, 12_000]
+
+
+def test_limit_three_per_second_fractional_slots_round_up() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=1_000, limit=3))
+    assert [sim.arrive() for _ in range(7)] == [0, 334, 667, 1_000, 1_334, 1_667, 2_000]
+
+
+def test_hundred_per_second_for_twenty_seconds_is_exact() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=1_000, limit=100))
+    starts = []
+    for tick in range(20_000 // 5):  # three arrivals every 5 ms: 6x over the limit
+        sim.now_ms = NOON + tick * 5
+        starts += [sim.arrive() for _ in range(3)]
+    assert starts == [10 * n for n in range(len(starts))]
+    first_20s = [s for s in starts if s < 20_000]
+    assert len(first_20s) == 2_000
+    for second in range(20):
+        assert sum(1 for s in first_20s if second * 1_000 <= s < (second + 1) * 1_000) == 100
+
+
+def test_thousand_emissions_at_seven_per_three_seconds_do_not_drift() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=3_000, limit=7, burst=2))
+    starts = [sim.arrive() for _ in range(1_000)]
+    expected = [math.ceil(max(0, n - 2) * Fraction(3_000, 7)) for n in range(1_000)]
+    assert starts == expected
+
+
+def test_burst_straddling_a_period_boundary() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=1_000, limit=2, burst=1))
+    sim.now_ms = NOON + 900
+    first = [sim.arrive() for _ in range(3)]  # 2 at once, third at 900 + 500
+    sim.now_ms = NOON + 1_100
+    second = [sim.arrive() for _ in range(2)]  # queued behind the third, 500 ms apart
+    assert first == [900, 900, 1_400]
+    assert second == [1_900, 2_400]
+
+
+def test_idle_meter_recovers_tolerance() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=1_000, limit=4, burst=1))
+    assert [sim.arrive() for _ in range(3)] == [0, 0, 250]
+    sim.now_ms = NOON + 10_000
+    assert [sim.arrive() for _ in range(3)] == [10_000, 10_000, 10_250]
+
+
+def test_keys_never_interact() -> None:
+    sim = Throttled(throttle.ThrottleConfig(period_ms=1_000, limit=1))
+    order = ["a", "b", "a", "b", "a", "c"]
+    assert [sim.arrive(k) for k in order] == [0, 0, 1_000, 1_000, 2_000, 0]
+
+
+def test_restart_with_reloaded_state_gives_same_starts() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=3, burst=1)
+    whole = Throttled(config)
+    expected = [whole.arrive() for _ in range(10)]
+
+    first = Throttled(config)
+    starts = [first.arrive() for _ in range(4)]
+    saved = json.dumps({k: to_json(v) for k, v in first.states.items()})
+    again = Throttled(
+        config, states={k: from_json(GcraState, v) for k, v in json.loads(saved).items()}
+    )
+    starts += [again.arrive() for _ in range(6)]
+    assert starts == expected
+
+
+def test_schedule_start_explains_the_wait() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
+    at_once = throttle.schedule_start(config, None, NOON + 3_000, "acme")
+    waiting = throttle.schedule_start(config, at_once.state, NOON + 3_000, "acme")
+    assert at_once.admitted
+    assert at_once.wait is None
+    assert not waiting.admitted
+    assert waiting.wait is not None
+    assert waiting.wait.until_ms == waiting.start_ms == NOON + 3_334
+    assert waiting.wait.words == "throttle: waiting for a slot until 12:00:03.334 (key 'acme')"
+
+
+def test_try_start_at_claim_admits_exactly_at_its_slot() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
+    state = throttle.try_start(config, None, NOON).state
+    early = throttle.try_start(config, state, NOON + 1)
+    assert not early.admitted
+    assert early.state == state
+    assert early.start_ms == NOON + 334
+    assert early.wait is not None
+    assert early.wait.until_ms == NOON + 334
+    assert not throttle.try_start(config, state, NOON + 333).admitted
+    on_time = throttle.try_start(config, state, NOON + 334)
+    assert on_time.admitted
+    assert on_time.wait is None
+    assert on_time.start_ms == NOON + 334
+
+
+def test_describe_names_the_start_pattern() -> None:
+    exact = throttle.ThrottleConfig(period_ms=6_000, limit=2, burst=1)
+    fractional = throttle.ThrottleConfig(period_ms=1_000, limit=3)
+    assert throttle.describe(exact) == "2 at once from idle, then one every 3000 ms"
+    assert throttle.describe(fractional) == "1 at once from idle, then one every 1000/3 ms"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"period_ms": 999, "limit": 1}, r"throttle.period \(ms\) = 999 .*allowed: >= 1000"),
+        ({"period_ms": 1_000, "limit": 0}, r"throttle.limit = 0 .*allowed: >= 1"),
+        ({"period_ms": 1_000, "limit": 1, "burst": -1}, r"throttle.burst = -1 .*allowed: >= 0"),
+        ({"period_ms": 1_000.5, "limit": 1}, r"throttle.period \(ms\) must be an integer"),
+    ],
+)
+def test_bad_bounds_raise_naming_value_and_range(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        throttle.ThrottleConfig(**kwargs)  # type: ignore[arg-type]
