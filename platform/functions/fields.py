@@ -84,7 +84,7 @@ def read_duration(
     """A duration string within low..high, in milliseconds."""
     span = _span(low_ms, high_ms)
     if not isinstance(value, str):
-        refuse(issues, path, f"a duration string {span}, like '30s'", value)
+        refuse(issues, path, f"a duration string{span}, like '30s'", value)
         return None
     try:
         ms = parse_duration_ms(value)
@@ -92,15 +92,15 @@ def read_duration(
         issues.add(path, str(error))
         return None
     if ms < low_ms or (high_ms is not None and ms > high_ms):
-        issues.add(path, f"must be a duration {span}, got {value!r}")
+        issues.add(path, f"must be a duration{span}, got {value!r}")
         return None
     return ms
 
 
 def _span(low_ms: int, high_ms: int | None) -> str:
-    if high_ms is None:
-        return f"of at least {format_duration(low_ms)}"
-    return f"from {format_duration(low_ms)} to {format_duration(high_ms)}"
+    if high_ms is not None:
+        return f" from {format_duration(low_ms)} to {format_duration(high_ms)}"
+    return f" of at least {format_duration(low_ms)}" if low_ms else ""
 
 
 def read_expression(issues: Issues, value: Any, path: str, variables: Sequence[str]) -> str | None:
@@ -125,7 +125,9 @@ def check_expression(issues: Issues, source: str, path: str, variables: Sequence
 def read_choice(issues: Issues, value: Any, path: str, choices: Sequence[str]) -> str | None:
     if isinstance(value, str) and value in choices:
         return value
-    refuse(issues, path, " or ".join(repr(choice) for choice in choices), value)
+    quoted = [repr(choice) for choice in choices]
+    allowed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    refuse(issues, path, allowed, value)
     return None
 
 

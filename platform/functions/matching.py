@@ -22,7 +22,8 @@ def _prefix_wildcards(name: str, separator: str) -> list[str]:
 
 
 def _unique(patterns: list[str]) -> list[str]:
-    return list(dict.fromkeys(patterns))
+    # A bare "*" never matches, even for an event literally named "*".
+    return [pattern for pattern in dict.fromkeys(patterns) if pattern != "*"]
 
 
 def is_valid_trigger_pattern(event: str) -> bool:

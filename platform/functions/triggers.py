@@ -79,11 +79,15 @@ def _read_cron(issues: Issues, item: Mapping[str, Any], path: str) -> CronTrigge
 def _read_jitter(issues: Issues, value: Any, path: str) -> int | None:
     if value is None:
         return 0
-    jitter_ms = read_duration(issues, value, path, 0, MAX_JITTER_MS)
-    if jitter_ms is not None and 0 < jitter_ms < SECOND_MS:
+    jitter_ms = read_duration(issues, value, path, 0)
+    if jitter_ms is not None and not _jitter_allowed(jitter_ms):
         issues.add(path, f"must be 0 or a duration from 1s to 5m, got {value!r}")
         return None
     return jitter_ms
+
+
+def _jitter_allowed(jitter_ms: int) -> bool:
+    return jitter_ms == 0 or SECOND_MS <= jitter_ms <= MAX_JITTER_MS
 
 
 def parse_cron(text: str) -> tuple[str, str | None]:
@@ -92,9 +96,9 @@ def parse_cron(text: str) -> tuple[str, str | None]:
     fields = schedule.split()
     if len(fields) != 5:
         raise ValueError(f"a cron needs 5 fields ({_FIELDS}), got {len(fields)}")
-    expression = " ".join(fields)
+    expression, zone_info = " ".join(fields), _zone_info(zone)
     try:
-        ApsCronTrigger.from_crontab(expression, timezone=_zone_info(zone))
+        ApsCronTrigger.from_crontab(expression, timezone=zone_info)
     except ValueError as error:
         raise ValueError(f"not a valid cron schedule: {error}") from None
     return expression, zone
@@ -121,15 +125,16 @@ def _check_duplicates(issues: Issues, items: list[Any]) -> None:
     # Inngest refuses identical triggers and, separately, one cron schedule listed twice.
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
-        for identity in _identities(item):
+        for identity, message in _identities(item):
             if identity in seen:
-                issues.add(f"triggers[{index}]", f"duplicates triggers[{seen[identity]}]")
+                issues.add(f"triggers[{index}]", f"{message} triggers[{seen[identity]}]")
                 break
-            seen.setdefault(identity, index)
+            seen[identity] = index
 
 
-def _identities(item: Any) -> list[str]:
-    identities = [json.dumps(item, sort_keys=True, default=str)]
+def _identities(item: Any) -> list[tuple[str, str]]:
+    identities = [(json.dumps(item, sort_keys=True, default=str), "is the same trigger as")]
     if isinstance(item, Mapping) and isinstance(item.get("cron"), str):
-        identities.append("cron:" + " ".join(item["cron"].split()))
+        schedule = " ".join(item["cron"].split())
+        identities.append(("cron:" + schedule, "repeats the cron schedule of"))
     return identities
