@@ -5,6 +5,9 @@ every period / limit. Two ways to use it, both exact:
 - `schedule_start` at enqueue: give each start its slot in arrival order (the queue item is
   then available at `start_ms`); this is what keeps waiting starts of a key in order.
 - `try_start` at claim: admit now, or name the ms the item may next be tried.
+Use one or the other for a given key, never both: each consumes a slot from the same meter.
+A reserved slot is not given back if its run is cancelled before starting (later starts
+only get later, so no limit is ever exceeded).
 """
 
 from __future__ import annotations
