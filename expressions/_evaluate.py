@@ -22,7 +22,7 @@ def compile_program(source: str) -> Any:
     except _PASS_THROUGH:
         raise
     except BaseException as error:
-        raise ExpressionError(source, f"the evaluator rejected it: {_shorten(error)}") from None
+        raise ExpressionError(source, f"the evaluator {_verdict(source, error)}") from None
 
 
 def execute(program: Any, source: str, activation: dict[str, Any]) -> Any:
@@ -34,15 +34,21 @@ def execute(program: Any, source: str, activation: dict[str, Any]) -> Any:
         raise EvaluationError(source, _reason(error)) from error
 
 
+def _verdict(source: str, error: BaseException) -> str:
+    if not isinstance(error, Exception):
+        return f"panicked on it: {_shorten(str(error))}"
+    echo = f"Failed to parse expression '{source}': "  # it repeats the source; we name it already
+    return f"rejected it: {_shorten(str(error).removeprefix(echo))}"
+
+
 def _reason(error: BaseException) -> str:
     if isinstance(error, KeyError):
         return f"no such field or key: {error.args[0]!r}" if error.args else "no such key"
     if isinstance(error, Exception):
-        return f"{type(error).__name__}: {_shorten(error)}"
-    return f"the evaluator panicked: {_shorten(error)}"
+        return f"{type(error).__name__}: {_shorten(str(error))}"
+    return f"the evaluator panicked: {_shorten(str(error))}"
 
 
-def _shorten(error: BaseException, limit: int = 300) -> str:
+def _shorten(text: str, limit: int = 300) -> str:
     # The evaluator's messages may quote the whole (up to 4 KB) expression.
-    text = str(error)
     return text if len(text) <= limit else text[: limit - 1] + "…"
