@@ -1,0 +1,175 @@
+"""`Weir`: the app's client. Declares functions and sends events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx
+
+from ._config import resolve
+from ._endpoint import AppSpec, Endpoint
+from ._event import Event
+from ._function import Compiled, Function, FunctionOptions
+from ._options import (
+    Batch,
+    Cancel,
+    Concurrency,
+    Debounce,
+    Priority,
+    RateLimit,
+    Singleton,
+    Throttle,
+    Timeouts,
+)
+from ._problems import raise_if_any
+from ._sender import EventSender
+from ._stepops import event_list
+from ._triggers import Trigger
+
+Handler = Callable[..., Any]
+
+
+class Weir:
+    """One app. Settings come from arguments, else `WEIR_*`, else `INNGEST_*` env vars."""
+
+    def __init__(
+        self,
+        app_id: str,
+        *,
+        app_version: str | None = None,
+        dev: bool | None = None,
+        base_url: str | None = None,
+        api_base_url: str | None = None,
+        event_api_base_url: str | None = None,
+        event_key: str | None = None,
+        signing_key: str | None = None,
+        signing_key_fallback: str | None = None,
+        env: str | None = None,
+        transport: httpx.MockTransport | None = None,
+    ) -> None:
+        if not isinstance(app_id, str) or not app_id.strip():
+            raise ValueError(f"app_id must be a non-empty string, got {app_id!r}")
+        self.app_id = app_id
+        self.app_version = app_version
+        self.settings = resolve(
+            dev=dev,
+            base_url=base_url,
+            api_base_url=api_base_url,
+            event_api_base_url=event_api_base_url,
+            event_key=event_key,
+            signing_key=signing_key,
+            signing_key_fallback=signing_key_fallback,
+            env=env,
+        )
+        self.transport = transport  # for tests: route the SDK's own HTTP calls
+        self._sender = EventSender(self.settings, transport)
+        self.functions: list[Function] = []
+
+    def function(
+        self,
+        id: str,
+        *,
+        name: str | None = None,
+        event: str | None = None,
+        expression: str | None = None,
+        cron: str | None = None,
+        triggers: Sequence[Trigger] = (),
+        retries: int | None = None,
+        concurrency: int | Concurrency | Sequence[Concurrency] | None = None,
+        throttle: Throttle | None = None,
+        rate_limit: RateLimit | None = None,
+        debounce: Debounce | None = None,
+        batch_events: Batch | None = None,
+        priority: Priority | str | None = None,
+        idempotency: str | None = None,
+        singleton: Singleton | None = None,
+        cancel_on: Cancel | Sequence[Cancel] | None = None,
+        timeouts: Timeouts | None = None,
+        on_failure: Handler | None = None,
+    ) -> Callable[[Handler], Function]:
+        """Declare a durable function. Options are checked when the app is served."""
+        options = FunctionOptions(
+            id=id,
+            name=name,
+            event=event,
+            expression=expression,
+            cron=cron,
+            triggers=tuple(triggers),
+            retries=retries,
+            concurrency=_limits(concurrency),
+            throttle=throttle,
+            rate_limit=rate_limit,
+            debounce=debounce,
+            batch_events=batch_events,
+            priority=_priority(priority),
+            idempotency=idempotency,
+            singleton=singleton,
+            cancel_on=_cancels(cancel_on),
+            timeouts=timeouts,
+            on_failure=on_failure,
+        )
+
+        def register(handler: Handler) -> Function:
+            fn = Function(self.app_id, options, handler)
+            self.functions.append(fn)
+            return fn
+
+        return register
+
+    async def send(self, events: Event | Sequence[Event]) -> list[str]:
+        """Send events; returns their ids. Not durable inside a run: use step.send_event."""
+        return await self._sender.send(event_list(events))
+
+    def send_sync(self, events: Event | Sequence[Event]) -> list[str]:
+        return self._sender.send_sync(event_list(events))
+
+    def endpoint(
+        self,
+        functions: Sequence[Function] | None = None,
+        *,
+        framework: str,
+        serve_origin: str | None = None,
+        serve_path: str | None = None,
+    ) -> Endpoint:
+        """Check every function (raising InvalidFunctionsError) and build the endpoint."""
+        if not self.settings.dev and not self.settings.signing_key:
+            raise ValueError(
+                "cloud mode needs a signing key: set signing_key= or "
+                "WEIR_SIGNING_KEY, or use dev=True / WEIR_DEV=1"
+            )
+        compiled = compile_all(self.functions if functions is None else functions)
+        spec = AppSpec(self.app_id, self.app_version, compiled, framework, serve_origin, serve_path)
+        return Endpoint(spec, self.settings, self._sender, self.transport)
+
+
+def compile_all(functions: Sequence[Function]) -> list[Compiled]:
+    problems: list[str] = []
+    compiled = [c for fn in functions for c in fn.compile(problems)]
+    seen: set[str] = set()
+    for c in compiled:
+        if c.slug in seen:
+            problems.append(f"function {c.slug!r}: id: is used by more than one function")
+        seen.add(c.slug)
+    raise_if_any(problems)
+    return compiled
+
+
+def _limits(value: int | Concurrency | Sequence[Concurrency] | None) -> tuple[Concurrency, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (Concurrency(limit=value),)
+    if isinstance(value, Concurrency):
+        return (value,)
+    return tuple(value)  # type: ignore[arg-type]  # anything else is reported at serve()
+
+
+def _priority(value: Priority | str | None) -> Priority | None:
+    return Priority(run=value) if isinstance(value, str) else value
+
+
+def _cancels(value: Cancel | Sequence[Cancel] | None) -> tuple[Cancel, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, Cancel) else tuple(value)

@@ -1,0 +1,112 @@
+"""Running one function for one invocation request, and turning the outcome into HTTP (§8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._context import Context, ContextSync
+from ._durations import iso_utc
+from ._errors import CodedError, NonRetriableError, RetryAfterError, StepError
+from ._execution import Interrupt, RunState, Skip, unexpected
+from ._function import Compiled
+from ._http import HttpResponse, json_response
+from ._ops import error_object
+from ._request import InvocationRequest
+from ._sender import EventSender
+from ._steps import Step, StepSync
+
+NO_RETRY = {"x-inngest-no-retry": "true"}
+
+
+async def invoke(
+    fn: Compiled,
+    request: InvocationRequest,
+    *,
+    target: str | None,
+    sender: EventSender,
+    headers: Mapping[str, str],
+) -> HttpResponse:
+    state = _state(request, target)
+    try:
+        output = await _call(fn, request, state, sender, headers)
+        if target is not None:  # finishing here would report the run done by mistake
+            message = f"the targeted step {target} was not reached"
+            raise CodedError("step_unexpected", "StepUnexpectedError", message)
+        return _completed(output)
+    except Interrupt as interrupt:
+        ops = [op.to_wire() for op in interrupt.ops]
+        return json_response(206, ops, NO_RETRY if interrupt.no_retry else None)
+    except Skip as skip:
+        return _coded(unexpected(skip.display_name))
+    except Exception as err:
+        return failure(err)
+
+
+def _state(request: InvocationRequest, target: str | None) -> RunState:
+    ctx = request.ctx
+    return RunState(
+        request.steps,
+        target=target,
+        disable_immediate=ctx.disable_immediate_execution,
+        attempt=ctx.attempt,
+        max_attempts=ctx.max_attempts,
+    )
+
+
+async def _call(
+    fn: Compiled,
+    request: InvocationRequest,
+    state: RunState,
+    sender: EventSender,
+    headers: Mapping[str, str],
+) -> Any:
+    info: dict[str, Any] = {
+        "event": request.event,
+        "events": list(request.events or []),
+        "run_id": request.ctx.run_id,
+        "attempt": request.ctx.attempt,
+        "max_attempts": request.ctx.max_attempts,
+        "job_id": headers.get("x-inngest-job-id"),
+        "request_id": headers.get("x-request-id"),
+    }
+    if fn.is_async:
+        return await fn.handler(Context(**info, step=Step(state, sender.send)))
+    # Plain functions run on a worker thread so they can block without stalling the loop.
+    ctx = ContextSync(**info, step=StepSync(state, sender.send_sync))
+    return await asyncio.to_thread(fn.handler, ctx)
+
+
+def _completed(output: Any) -> HttpResponse:
+    try:
+        json.dumps(output)
+    except (TypeError, ValueError):
+        message = "the function returned unserializable data"
+        return _coded(CodedError("output_unserializable", "OutputUnserializableError", message))
+    return json_response(200, output)
+
+
+def failure(err: Exception) -> HttpResponse:
+    """The 500 answer for an error that escaped the function (§8.2)."""
+    if isinstance(err, NonRetriableError):
+        return json_response(500, error_object(err, "non_retriable_error"), NO_RETRY)
+    if isinstance(err, RetryAfterError):
+        retry = {"retry-after": iso_utc(err.retry_at())}
+        return json_response(500, error_object(err, "retry_after_error"), retry)
+    if isinstance(err, StepError):
+        body = {
+            "code": "step_errored",
+            "message": err.message,
+            "name": err.name,
+            "stack": err.stack,
+        }
+        return json_response(500, body, NO_RETRY)
+    if isinstance(err, CodedError):
+        return _coded(err)
+    return json_response(500, error_object(err))
+
+
+def _coded(err: CodedError) -> HttpResponse:
+    return json_response(500, {"code": err.code, "message": err.message, "name": err.name})

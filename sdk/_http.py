@@ -1,0 +1,53 @@
+"""Framework-neutral request and response, so one endpoint serves FastAPI and plain ASGI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    url: str  # as the app saw it, query included
+    headers: Mapping[str, str]  # lower-case names
+    body: bytes = b""
+
+    def query(self, name: str) -> str | None:
+        values = parse_qs(urlsplit(self.url).query).get(name)
+        return values[0] if values else None
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def url_without_query(self) -> str:
+        parts = urlsplit(self.url)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+@dataclass
+class HttpResponse:
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def json_response(
+    status: int, value: Any, headers: Mapping[str, str] | None = None
+) -> HttpResponse:
+    return HttpResponse(
+        status, json_bytes(value), {"content-type": "application/json", **(headers or {})}
+    )
+
+
+def unauthorized() -> HttpResponse:
+    # 401s carry no SDK identity headers: the caller is not trusted with them (§12.1).
+    headers = {"content-type": "application/json", "x-inngest-sdk-handled": "true"}
+    return HttpResponse(401, json_bytes({"message": "Unauthorized"}), headers)
