@@ -1,0 +1,1 @@
+"""HTTP API: thin FastAPI routers that validate input and call the platform."""

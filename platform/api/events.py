@@ -1,0 +1,30 @@
+"""The event API: POST /e/{event_key}."""
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from weir.platform.api.deps import platform
+from weir.platform.ingest import MAX_EVENT_BYTES, MAX_EVENTS, EventError
+from weir.platform.service import Platform
+
+router = APIRouter()
+MAX_BODY = MAX_EVENTS * 1024 + MAX_EVENT_BYTES * 4  # a generous cap before parsing
+
+
+@router.post("/e/{event_key}")
+async def send_events(
+    event_key: str, request: Request, weir: Platform = Depends(platform)
+) -> JSONResponse:
+    if not weir.event_key_allowed(event_key):
+        return JSONResponse({"ids": [], "status": 401, "error": "Event key not found"}, 401)
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        return _bad(f"the request body is {len(body)} bytes; at most {MAX_BODY} are accepted")
+    try:
+        ids = await weir.send_events(body)
+    except EventError as exc:
+        return _bad(str(exc))
+    return JSONResponse({"ids": ids, "status": 200})
+
+
+def _bad(message: str) -> JSONResponse:
+    return JSONResponse({"ids": [], "status": 400, "error": message}, 400)

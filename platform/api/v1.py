@@ -1,0 +1,127 @@
+"""The read API for tools and tests, shaped like Inngest's v1 REST API."""
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from weir.platform.api.deps import platform
+from weir.platform.service import Platform
+from weir.platform.store import records
+
+router = APIRouter(prefix="/v1")
+V1_STATUS = {
+    "QUEUED": "Queued",
+    "RUNNING": "Running",
+    "COMPLETED": "Completed",
+    "FAILED": "Failed",
+    "CANCELLED": "Cancelled",
+    "SKIPPED": "Skipped",
+}
+
+
+def _ok(weir: Platform, data: Any) -> JSONResponse:
+    return JSONResponse({"data": data, "metadata": {"fetched_at": weir.clock.now_ms()}})
+
+
+def _missing(what: str, ident: str) -> JSONResponse:
+    return JSONResponse({"error": f"no {what} with id {ident!r}"}, 404)
+
+
+@router.get("/events/{event_id}")
+async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    row = await weir.read(lambda c: records.get_event(c, event_id))
+    return _missing("event", event_id) if row is None else _ok(weir, event_json(row))
+
+
+@router.get("/events/{event_id}/runs")
+async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    rows = await weir.read(lambda c: records.runs_for_event(c, event_id))
+    return _ok(weir, [run_json(weir, row) for row in rows])
+
+
+@router.get("/runs/{run_id}")
+async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    found = await weir.read(
+        lambda c: (
+            records.get_run(c, run_id),
+            records.list_steps(c, run_id),
+            records.list_history(c, run_id),
+        )
+    )
+    run, steps, history = found
+    if run is None:
+        return _missing("run", run_id)
+    data = run_json(weir, run) | {
+        "steps": [step_json(s) for s in steps],
+        "history": [history_json(h) for h in history],
+    }
+    return _ok(weir, data)
+
+
+@router.delete("/runs/{run_id}")
+async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    run = await weir.read(lambda c: records.get_run(c, run_id))
+    if run is None:
+        return _missing("run", run_id)
+    cancelled = await weir.cancel(run_id)
+    return _ok(weir, {"run_id": run_id, "cancelled": cancelled})
+
+
+def event_json(row: Any) -> dict[str, Any]:
+    payload = json.loads(row.payload)
+    return {
+        "internal_id": row.id,
+        "id": payload.get("id"),
+        "name": row.name,
+        "data": payload.get("data"),
+        "user": payload.get("user", {}),
+        "ts": row.ts,
+        "v": payload.get("v"),
+        "received_at": row.received_at,
+    }
+
+
+def run_json(weir: Platform, run: Any) -> dict[str, Any]:
+    fn = weir.registry.by_id.get(run.function_id)
+    event_ids = json.loads(run.event_ids)
+    return {
+        "run_id": run.id,
+        "function_id": fn.slug if fn else run.function_id,
+        "status": V1_STATUS.get(run.status, run.status),
+        "queued_at": run.created_at,
+        "run_started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "output": json.loads(run.output) if run.output is not None else None,
+        "event_id": event_ids[0] if event_ids else None,
+        "event_ids": event_ids,
+        "batch_id": run.batch_id,
+        "cron": run.cron,
+        "original_run_id": run.original_run_id,
+        "waiting": json.loads(run.waiting) if run.waiting else None,
+        "warnings": json.loads(run.warnings),
+    }
+
+
+def step_json(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.step_id,
+        "name": row.name,
+        "op": row.op,
+        "seq": row.seq,
+        "result": json.loads(row.memo),
+        "at": row.at,
+    }
+
+
+def history_json(row: Any) -> dict[str, Any]:
+    return {
+        "kind": row.kind,
+        "step_id": row.step_id,
+        "name": row.name,
+        "attempt": row.attempt,
+        "status": row.status,
+        "started_at": row.started_at,
+        "ended_at": row.ended_at,
+        "detail": json.loads(row.detail),
+    }

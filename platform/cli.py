@@ -1,0 +1,153 @@
+"""`weir dev` and `weir start`: every setting as a flag and a WEIR_* environment variable."""
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import uvicorn
+from weir.platform.settings import Settings
+
+EXAMPLE_PORT = 8000
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(f"WEIR_{name}", default)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="weir", description="Weir durable functions")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, helptext in (
+        ("dev", "run locally: any event key, embedded SQLite"),
+        ("start", "run for real: event keys and a signing key required"),
+    ):
+        _add_common(sub.add_parser(name, help=helptext, description=helptext))
+    return parser
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="bind address [WEIR_HOST]")
+    p.add_argument(
+        "--port", type=int, default=int(_env("PORT", "8288") or 8288), help="port [WEIR_PORT]"
+    )
+    p.add_argument(
+        "--database-url",
+        default=_env("DATABASE_URL", "sqlite:///.weir/weir.db"),
+        help="sqlite:///path.db or postgresql://... [WEIR_DATABASE_URL]",
+    )
+    p.add_argument(
+        "-u",
+        "--sdk-url",
+        action="append",
+        default=_list("SDK_URLS"),
+        help="an app's serve URL to sync; repeatable [WEIR_SDK_URLS, comma-separated]",
+    )
+    p.add_argument(
+        "--signing-key",
+        action="append",
+        default=_list("SIGNING_KEYS"),
+        help="signing key; a second one is accepted as fallback [WEIR_SIGNING_KEYS]",
+    )
+    p.add_argument(
+        "--event-key",
+        action="append",
+        default=_list("EVENT_KEYS"),
+        help="an accepted event key; repeatable [WEIR_EVENT_KEYS]",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=int(_env("WORKERS", "128") or 128),
+        help="calls to apps in flight at once [WEIR_WORKERS]",
+    )
+    p.add_argument(
+        "--retry-interval",
+        type=float,
+        default=_float("RETRY_INTERVAL"),
+        help="fixed seconds between retries instead of the backoff table [WEIR_RETRY_INTERVAL]",
+    )
+    p.add_argument(
+        "--example",
+        action="store_true",
+        help=f"also start the example app on 127.0.0.1:{EXAMPLE_PORT} and sync it",
+    )
+
+
+def _list(name: str) -> list[str]:
+    value = _env(name)
+    return [part for part in value.split(",") if part] if value else []
+
+
+def _float(name: str) -> float | None:
+    value = _env(name)
+    return float(value) if value else None
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return Settings(
+        database_url=args.database_url,
+        host=args.host,
+        port=args.port,
+        dev=args.command == "dev",
+        app_urls=tuple(args.sdk_url),
+        signing_keys=tuple(args.signing_key),
+        event_keys=tuple(args.event_key),
+        workers=args.workers,
+        retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
+    )
+
+
+def _start_problems(settings: Settings) -> list[str]:
+    problems = []
+    if not settings.event_keys:
+        problems.append("no event key: pass --event-key KEY or set WEIR_EVENT_KEYS")
+    if not settings.signing_keys:
+        problems.append("no signing key: pass --signing-key KEY or set WEIR_SIGNING_KEYS")
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    settings = settings_from(args)
+    if args.command == "start" and (problems := _start_problems(settings)):
+        sys.exit("weir start refuses to run: " + "; ".join(problems))
+    example = _start_example(settings) if args.example else None
+    try:
+        _serve(settings)
+    finally:
+        if example is not None:
+            example.terminate()
+
+
+def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
+    env = os.environ | {"WEIR_BASE_URL": f"http://{settings.host}:{settings.port}"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "weir.sdk.examples.demo:app",
+            "--port",
+            str(EXAMPLE_PORT),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+    )
+    url = f"http://127.0.0.1:{EXAMPLE_PORT}/api/inngest"
+    object.__setattr__(settings, "app_urls", (*settings.app_urls, url))
+    return proc
+
+
+def _serve(settings: Settings) -> None:
+    from weir.platform.app import create_app
+
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        access_log=False,
+    )

@@ -1,0 +1,1 @@
+"""The executor: drives runs over HTTP with the SDK protocol (docs/protocol.md)."""

@@ -1,0 +1,99 @@
+"""Drives one claimed call: read the run's state, POST it to the app, apply the answer."""
+
+import contextlib
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection
+from weir.platform.clock import Clock
+from weir.platform.executor import signing
+from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.executor.request import CallState, build_body, step_url
+from weir.platform.executor.response import AttemptFailed, Outcome, classify, failed
+from weir.platform.registry import Function, Registry
+from weir.platform.runtime import outcomes
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+from weir.platform.store.database import Database
+
+
+def load_call_state(conn: Connection, run_id: str) -> CallState | None:
+    run = records.get_run(conn, run_id)
+    if run is None:
+        return None
+    events = records.load_event_payloads(conn, json.loads(run.event_ids))
+    return CallState(run=run, events=events, memos=records.load_memos(conn, run_id))
+
+
+class Driver:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        client: AppClient,
+        registry: Callable[[], Registry],
+        make_tx: Callable[[Connection], Tx],
+        signing_key: str | None = None,
+    ) -> None:
+        self.db, self.clock, self.client = db, clock, client
+        self.registry, self.make_tx, self.signing_key = registry, make_tx, signing_key
+
+    async def call(self, item: q.Claimed) -> None:
+        fn = self.registry().by_id.get(item.function_id or "")
+        state = await self.db.read(lambda c: load_call_state(c, item.run_id or ""))
+        if fn is None or state is None or state.run.status in records.ENDED:
+            await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
+            return
+        started = self.clock.now_ms()
+        outcome = await self._post(fn, item, state)
+        timing = outcomes.Timing(started, self.clock.now_ms())
+        await self.db.write(lambda c: self._apply(c, item, fn, outcome, timing))
+
+    def _apply(
+        self,
+        conn: Connection,
+        item: q.Claimed,
+        fn: Function,
+        outcome: Outcome,
+        timing: outcomes.Timing,
+    ) -> None:
+        # LeaseLost: another process took the item over; its outcome wins.
+        with contextlib.suppress(q.LeaseLost):
+            outcomes.apply(self.make_tx(conn), item, fn, outcome, timing)
+
+    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
+        body = build_body(
+            state,
+            fn_id=fn.id,
+            step_id=item.step_id,
+            attempt=item.attempt,
+            max_attempts=outcomes.max_attempts(fn),
+        )
+        try:
+            raw = await self.client.request(
+                "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
+            )
+        except TransportError as exc:
+            return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
+        return classify(raw, self.clock.now_ms())
+
+    def _headers(self, item: q.Claimed, body: bytes) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "x-run-id": item.run_id or "",
+            "x-request-id": secrets.token_hex(8),
+            "x-inngest-job-id": str(item.id),
+            "x-inngest-step-id": item.step_id,
+            "x-inngest-req-version": "2",
+        }
+        if self.signing_key:
+            seconds = self.clock.now_ms() // 1000
+            headers["x-inngest-signature"] = signing.sign(body, self.signing_key, seconds)
+        return headers
+
+
+def is_failure(outcome: Any) -> bool:
+    return isinstance(outcome, AttemptFailed)

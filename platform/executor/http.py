@@ -1,0 +1,50 @@
+"""The executor's HTTP client. aiohttp: the calls to apps are the hot path, and one shared
+httpx client collapses under concurrency (docs/building-blocks.md §3)."""
+
+import aiohttp
+from weir.platform.executor.response import MAX_RESPONSE_BYTES, RawResponse
+
+
+class TransportError(Exception):
+    """The app could not be reached, or its answer did not arrive whole."""
+
+
+class AppClient:
+    def __init__(self, timeout_s: float = 7200.0, connect_timeout_s: float = 10.0) -> None:
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+        return self._session
+
+    async def request(
+        self, method: str, url: str, body: bytes, headers: dict[str, str]
+    ) -> RawResponse:
+        try:
+            async with self._client().request(method, url, data=body, headers=headers) as resp:
+                data = await _read_capped(resp)
+                return RawResponse(
+                    resp.status, {k.lower(): v for k, v in resp.headers.items()}, data
+                )
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc}".strip(": ")) from exc
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise TransportError(
+                f"the response exceeded {MAX_RESPONSE_BYTES} bytes (8 MiB), the most allowed"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,50 @@
+"""Building the invocation request for a run (protocol §7)."""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import rfc8785
+
+REQUEST_VERSION = 2
+
+
+@dataclass(frozen=True)
+class CallState:
+    """What a call needs, read in one go before the HTTP request."""
+
+    run: Any
+    events: list[dict[str, Any]]
+    memos: list[Any]  # rows of (step_id, memo, seq), in completion order
+
+
+def step_url(url: str, step_id: str) -> str:
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "stepId"]
+    query.append(("stepId", step_id))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def build_body(
+    state: CallState, *, fn_id: str, step_id: str, attempt: int, max_attempts: int
+) -> bytes:
+    stack = [m.step_id for m in state.memos]
+    body = {
+        "event": state.events[0] if state.events else {"name": "", "data": {}},
+        "events": state.events,
+        "steps": {m.step_id: json.loads(m.memo) for m in state.memos},
+        "ctx": {
+            "run_id": state.run.id,
+            "attempt": attempt,
+            "max_attempts": max_attempts,
+            "disable_immediate_execution": bool(state.run.force_plan),
+            "stack": {"stack": stack, "current": len(stack)},
+            "use_api": False,
+            "fn_id": fn_id,
+            "step_id": step_id,
+        },
+        "use_api": False,
+        "version": REQUEST_VERSION,
+    }
+    return bytes(rfc8785.dumps(body))

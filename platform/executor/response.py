@@ -1,0 +1,162 @@
+"""Classifying an SDK response (protocol §8): completed, step ops, or a failed attempt."""
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+KNOWN_OPS = frozenset(
+    {
+        "StepRun",
+        "StepError",
+        "StepFailed",
+        "StepPlanned",
+        "Sleep",
+        "WaitForEvent",
+        "InvokeFunction",
+        "Step",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Op:
+    op: str
+    id: str
+    name: str
+    display_name: str
+    opts: dict[str, Any]
+    data: Any
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Completed:
+    output: Any
+
+
+@dataclass(frozen=True)
+class Ops:
+    ops: list[Op]
+    no_retry: bool = False
+    retry_after_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class AttemptFailed:
+    error: dict[str, Any]
+    no_retry: bool = False
+    retry_after_ms: int | None = None
+    status: int = 0
+
+
+Outcome = Completed | Ops | AttemptFailed
+
+
+@dataclass
+class RawResponse:
+    status: int
+    headers: dict[str, str]  # lower-cased names
+    body: bytes = field(repr=False)
+
+
+def classify(raw: RawResponse, now_ms: int) -> Outcome:
+    if raw.status == 201:
+        raw = _unwrap_stream(raw)
+    no_retry = raw.headers.get("x-inngest-no-retry", "").lower() == "true"
+    retry_after = parse_retry_after(raw.headers.get("retry-after"), now_ms)
+    if raw.status in (200, 206) and "x-inngest-sdk" not in raw.headers:
+        return failed(
+            "NotAnSdkResponse",
+            f"HTTP {raw.status} without an x-inngest-sdk header: the URL did not answer as an SDK",
+            status=raw.status,
+        )
+    if raw.status == 200:
+        return _completed(raw)
+    if raw.status == 206:
+        return _ops(raw, no_retry, retry_after)
+    return AttemptFailed(_error_body(raw), no_retry, retry_after, raw.status)
+
+
+def failed(name: str, message: str, *, status: int = 0, no_retry: bool = False) -> AttemptFailed:
+    return AttemptFailed({"name": name, "message": message}, no_retry=no_retry, status=status)
+
+
+def _completed(raw: RawResponse) -> Outcome:
+    try:
+        return Completed(json.loads(raw.body) if raw.body.strip() else None)
+    except ValueError:
+        return failed("InvalidResponse", "the SDK answered 200 with a body that is not JSON")
+
+
+def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:
+    try:
+        value = json.loads(raw.body)
+        items = value if isinstance(value, list) else [value]
+        return Ops([_op(item) for item in items], no_retry, retry_after)
+    except (ValueError, TypeError, KeyError) as exc:
+        return failed("InvalidResponse", f"the SDK answered 206 with invalid step ops: {exc}")
+
+
+def _op(item: Any) -> Op:
+    if not isinstance(item, dict) or not isinstance(item.get("op"), str):
+        raise ValueError(f"an op must be an object with a string 'op', got {item!r:.200}")
+    if not isinstance(item.get("id"), str) or not item["id"]:
+        raise ValueError(f"op {item['op']} has no string 'id'")
+    opts = item.get("opts") if isinstance(item.get("opts"), dict) else {}
+    error = item.get("error") if isinstance(item.get("error"), dict) else None
+    name = item.get("name") if isinstance(item.get("name"), str) else ""
+    display = item.get("displayName") if isinstance(item.get("displayName"), str) else name
+    return Op(item["op"], item["id"], name, display, opts, item.get("data"), error)
+
+
+def _error_body(raw: RawResponse) -> dict[str, Any]:
+    try:
+        value = json.loads(raw.body)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("message"), str):
+        return {k: value[k] for k in ("name", "message", "stack", "code") if k in value} | {
+            "name": str(value.get("name") or "Error")
+        }
+    text = raw.body[:2000].decode("utf-8", "replace")
+    return {"name": "HttpError", "message": f"HTTP {raw.status}: {text}"}
+
+
+def _unwrap_stream(raw: RawResponse) -> RawResponse:
+    try:
+        envelope = json.loads(raw.body.lstrip())
+        body = envelope.get("body", "")
+        headers = {str(k).lower(): str(v) for k, v in (envelope.get("headers") or {}).items()}
+        return RawResponse(
+            int(envelope["status"]),
+            raw.headers | headers,
+            body.encode() if isinstance(body, str) else json.dumps(body).encode(),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return RawResponse(
+            500, raw.headers, b'{"name":"InvalidResponse","message":"bad stream envelope"}'
+        )
+
+
+def parse_retry_after(value: str | None, now_ms: int) -> int | None:
+    """Seconds or an ISO-8601/HTTP date; clamped to 1 s .. 24 h from now."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        at = now_ms + int(value) * 1000
+    else:
+        try:
+            at = int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            return None
+    return min(max(at, now_ms + 1000), now_ms + 24 * 3600 * 1000)
+
+
+def parse_time(text: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None

@@ -1,0 +1,83 @@
+"""The active functions, indexed by the event patterns that trigger them.
+
+Admission runs for every stored event, so it reads this in-memory index rather than the
+database; it is rebuilt from the store whenever a sync changes the catalog.
+"""
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from weir.platform.functions import CronTrigger, EventTrigger, FunctionConfig, trigger_patterns
+
+INVOKED = "inngest/function.invoked"
+
+
+@dataclass(frozen=True)
+class Function:
+    id: str
+    app_id: str
+    slug: str
+    config: FunctionConfig
+    version: int
+    archived: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.config.url
+
+
+@dataclass
+class Registry:
+    by_id: dict[str, Function] = field(default_factory=dict)
+    by_slug: dict[str, Function] = field(default_factory=dict)
+    by_pattern: dict[str, list[tuple[Function, EventTrigger]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    version: int = 0
+
+    @classmethod
+    def build(cls, rows: list[Any], version: int) -> "Registry":
+        registry = cls(version=version)
+        for row in rows:
+            registry.add(_function(row))
+        return registry
+
+    def add(self, fn: Function) -> None:
+        self.by_id[fn.id] = fn
+        if fn.archived:  # removed from its app: runs finish, nothing new starts
+            return
+        self.by_slug[fn.slug] = fn
+        for trigger in fn.config.triggers:
+            if isinstance(trigger, EventTrigger):
+                self.by_pattern[trigger.event].append((fn, trigger))
+
+    def triggered_by(self, event_name: str) -> list[tuple[Function, list[EventTrigger]]]:
+        """Each function with every trigger whose pattern names this event; admission starts
+        a function once per event, on the first of them whose expression holds."""
+        grouped: dict[str, tuple[Function, list[EventTrigger]]] = {}
+        for pattern in trigger_patterns(event_name):
+            for fn, trigger in self.by_pattern.get(pattern, ()):
+                grouped.setdefault(fn.id, (fn, []))[1].append(trigger)
+        return [grouped[key] for key in sorted(grouped)]
+
+    def crons(self) -> list[tuple[Function, CronTrigger]]:
+        return [
+            (fn, t)
+            for fn in self.by_id.values()
+            for t in fn.config.triggers
+            if isinstance(t, CronTrigger)
+        ]
+
+
+def _function(row: Any) -> Function:
+    config = FunctionConfig.from_json(json.loads(row.config))
+    return Function(
+        id=row.id,
+        app_id=row.app_id,
+        slug=row.slug,
+        config=config,
+        version=row.version,
+        archived=bool(row.archived),
+    )

@@ -1,0 +1,155 @@
+"""Admission: which functions an event starts, and whether, when and how each run starts.
+
+Per (event, function), in the order of DESIGN.md: batching -> idempotency -> rate limit ->
+debounce -> singleton -> create the run with its keys (concurrency, throttle, priority) ->
+cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
+`weir.platform.gates`; this module only loads and stores their state around it.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from weir.platform.gates import priority
+from weir.platform.ids import id_time_ms, new_id
+from weir.platform.registry import INVOKED, Function
+from weir.platform.runtime import flow
+from weir.platform.runtime.keys import evaluate_key, evaluate_value, expression_holds
+from weir.platform.runtime.runs import RunPlan, create_run
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import records
+
+RUN_KEY_TTL_MS = 24 * 3600 * 1000
+
+
+@dataclass
+class Candidate:
+    """One (event(s), function) pair on its way through the gates."""
+
+    fn: Function
+    event_ids: list[str]
+    events: list[dict[str, Any]]
+    received_at: int
+    warnings: list[str] = field(default_factory=list)
+    batch_id: str | None = None
+    cron: str | None = None
+    original_run_id: str | None = None
+    skip_gates: frozenset[str] = frozenset()  # flushes of batches and debounces skip re-entry
+
+    @property
+    def event(self) -> dict[str, Any]:
+        return self.events[0]
+
+
+def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
+    if payload["name"] == INVOKED:
+        _admit_invoke(tx, event_id, payload, received_at)
+        return
+    for fn, triggers in tx.registry.triggered_by(payload["name"]):
+        if any(expression_holds(t.expression, {"event": payload}) for t in triggers):
+            admit(tx, Candidate(fn, [event_id], [payload], received_at))
+
+
+def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
+    target = payload.get("data", {}).get("_inngest", {}).get("fn_id")
+    fn = tx.registry.by_slug.get(str(target)) or tx.registry.by_id.get(str(target))
+    if fn is not None:
+        admit(
+            tx, Candidate(fn, [event_id], [payload], received_at, skip_gates=frozenset({"batch"}))
+        )
+        return
+    from weir.platform.runtime.invoke import fail_invoke
+
+    fail_invoke(tx, payload, f"no function {target!r} is registered")
+
+
+def admit(tx: Tx, cand: Candidate) -> str | None:
+    """Run the gates in order; returns the new run's id, or None if no run starts now."""
+    for gate in flow.PRE_RUN_GATES:
+        if not gate(tx, cand):
+            return None
+    run_id = new_id(tx.now)
+    if not _event_id_is_new(tx, cand, run_id):
+        return None
+    return start_run(tx, cand, run_id)
+
+
+def _event_id_is_new(tx: Tx, cand: Candidate, run_id: str) -> bool:
+    """Events sharing an `id` start at most one run per function in 24 h."""
+    if cand.batch_id is not None or cand.original_run_id is not None or cand.cron is not None:
+        return True
+    user_id = cand.event.get("id")
+    key = f"event:{user_id or cand.event_ids[0]}"
+    holder = records.claim_run_key(tx.conn, cand.fn.id, key, run_id, tx.now, RUN_KEY_TTL_MS)
+    if holder is None:
+        return True
+    records.record_outcome(
+        tx.conn,
+        cand.event_ids[0],
+        cand.fn.id,
+        "duplicate_event_id",
+        holder,
+        f"an event with id {user_id!r} already started a run in the last 24 h",
+        tx.now,
+    )
+    return False
+
+
+def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:
+    plan = flow.place_start(tx, cand, plan_run(tx, cand, run_id))
+    create_run(tx, plan)
+    flow.after_create(tx, cand, run_id)
+    return run_id
+
+
+def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
+    created = tx.now
+    score = _score(cand, created)
+    limits, keys, warnings = _concurrency(cand)
+    lane = _lane(cand.fn, limits)
+    return RunPlan(
+        fn=cand.fn,
+        event_ids=cand.event_ids,
+        events=cand.events,
+        start_at=created,
+        score=score,
+        lane=lane,
+        limits=limits,
+        keys=keys,
+        warnings=cand.warnings + warnings,
+        batch_id=cand.batch_id,
+        cron=cand.cron,
+        original_run_id=cand.original_run_id,
+        run_id=run_id,
+    )
+
+
+def _score(cand: Candidate, created: int) -> int:
+    expr = cand.fn.config.priority_run
+    if expr is None:
+        return created
+    return priority.run_score_ms(created, evaluate_value(expr, cand.event))
+
+
+def _concurrency(cand: Candidate) -> tuple[tuple[tuple[str, int], ...], dict[str, Any], list[str]]:
+    limits: list[tuple[str, int]] = []
+    shown: dict[str, Any] = {}
+    warnings: list[str] = []
+    for i, limit in enumerate(cand.fn.config.concurrency):
+        scope = cand.fn.id if limit.scope == "fn" else limit.scope
+        key = evaluate_key(f"concurrency\x00{scope}", limit.key, cand.event)
+        limits.append((key.hash, limit.limit))
+        shown[f"concurrency{i}"] = {"key": key.text, "hash": key.hash, "limit": limit.limit}
+        warnings += [key.warning] if key.warning else []
+    return tuple(limits), shown, warnings
+
+
+def _lane(fn: Function, limits: tuple[tuple[str, int], ...]) -> str:
+    if not any(limit > 0 for _, limit in limits):
+        return fn.id
+    from weir.expressions import key_hash
+
+    return "L" + key_hash(fn.id + "".join(f"|{k}:{n}" for k, n in limits))[:31]
+
+
+def run_created_at(run_id: str) -> int:
+    return id_time_ms(run_id)

@@ -1,0 +1,108 @@
+"""Cron triggers: each tick is a durable timer item, so it fires once even across restarts.
+Fire times come from APScheduler's cron trigger (5 fields, optional time zone)."""
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.triggers.cron import CronTrigger as ApsCron
+from weir.platform.functions import CronTrigger
+from weir.platform.ingest import IncomingEvent, event_payload
+from weir.platform.registry import Function
+from weir.platform.runtime.runs import enqueue_timer
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import records
+
+TIMER_EVENT = "inngest/scheduled.timer"
+
+
+def next_fire_ms(trigger: CronTrigger, after_ms: int) -> int | None:
+    aps = ApsCron.from_crontab(trigger.cron, timezone=trigger.timezone or "UTC")
+    after = datetime.fromtimestamp(after_ms / 1000, tz=UTC)
+    fire = aps.get_next_fire_time(None, after)
+    if fire is not None and int(fire.timestamp() * 1000) <= after_ms:
+        fire = aps.get_next_fire_time(fire, after.replace(microsecond=0) + _one_second())
+    return None if fire is None else int(fire.timestamp() * 1000)
+
+
+def _one_second() -> Any:
+    from datetime import timedelta
+
+    return timedelta(seconds=1)
+
+
+def ensure_ticks(tx: Tx) -> None:
+    for fn, trigger in tx.registry.crons():
+        schedule_next(tx, fn, trigger, tx.now)
+
+
+def schedule_next(tx: Tx, fn: Function, trigger: CronTrigger, after_ms: int) -> None:
+    fire = next_fire_ms(trigger, after_ms)
+    if fire is None:
+        return
+    at = fire + _jitter(fn, trigger, fire)
+    payload = {
+        "cron": trigger.cron,
+        "tz": trigger.timezone,
+        "fire": fire,
+        "jitter": trigger.jitter_ms,
+    }
+    enqueue_timer(
+        tx,
+        "cron",
+        at,
+        payload,
+        function_id=fn.id,
+        dedupe=f"cron:{fn.id}:{trigger.timezone}:{trigger.cron}:{fire}",
+    )
+
+
+def _jitter(fn: Function, trigger: CronTrigger, fire: int) -> int:
+    if trigger.jitter_ms <= 0:
+        return 0
+    digest = hashlib.sha256(f"{fn.id}:{fire}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % trigger.jitter_ms
+
+
+def on_tick(tx: Tx, item: Any) -> None:
+    fn = tx.registry.by_id.get(item.function_id or "")
+    trigger = _current_trigger(fn, item.payload)
+    if fn is None or fn.archived or trigger is None:
+        return  # the function or this schedule is gone: the chain ends here
+    fire = int(item.payload["fire"])
+    _fire(tx, fn, trigger, fire)
+    schedule_next(tx, fn, trigger, fire)
+
+
+def _current_trigger(fn: Function | None, payload: dict[str, Any]) -> CronTrigger | None:
+    if fn is None:
+        return None
+    for trigger in fn.config.triggers:
+        if (
+            isinstance(trigger, CronTrigger)
+            and trigger.cron == payload["cron"]
+            and trigger.timezone == payload.get("tz")
+        ):
+            return trigger
+    return None
+
+
+def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> None:
+    from weir.platform.ids import new_id
+    from weir.platform.runtime.admission import Candidate, admit
+
+    scheduled = _rfc3339(fire)
+    data = {"cron": trigger.cron, "scheduledAt": scheduled, "fireAt": _rfc3339(tx.now)}
+    incoming = IncomingEvent(
+        name=TIMER_EVENT, data=data, user_id=scheduled, ts=tx.now, user={}, v=None
+    )
+    event_id = new_id(tx.now)
+    payload = event_payload(incoming, event_id)
+    records.insert_events(
+        tx.conn, [records.StoredEvent(event_id, TIMER_EVENT, scheduled, tx.now, tx.now, payload)]
+    )
+    admit(tx, Candidate(fn, [event_id], [payload], tx.now, cron=trigger.cron))
+
+
+def _rfc3339(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat().replace("+00:00", "Z")

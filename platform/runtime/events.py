@@ -1,0 +1,41 @@
+"""Accepting events: store them, admit runs, resume waits and cancel subscriptions.
+
+All of it happens in the transaction that stores the events, so an accepted event and
+everything it caused commit together or not at all.
+"""
+
+from typing import Any
+
+from weir.platform.ids import new_id
+from weir.platform.ingest import IncomingEvent, event_payload
+from weir.platform.runtime import waits
+from weir.platform.runtime.admission import admit_event
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import records
+
+
+def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
+    stored = [_stored(tx, event) for event in incoming]
+    records.insert_events(tx.conn, stored)
+    for event in stored:
+        admit_event(tx, event.id, event.payload, event.received_at)
+        waits.match_event(tx, event.id, event.payload, event.received_at)
+    return [event.id for event in stored]
+
+
+def _stored(tx: Tx, event: IncomingEvent) -> records.StoredEvent:
+    event_id = new_id(tx.now)
+    return records.StoredEvent(
+        id=event_id,
+        name=event.name,
+        user_id=event.user_id,
+        ts=event.ts,
+        received_at=tx.now,
+        payload=event_payload(event, event_id),
+    )
+
+
+def emit(tx: Tx, name: str, data: dict[str, Any], *, user_id: str | None = None) -> str:
+    """Store and dispatch one of Weir's own events (inngest/...)."""
+    event = IncomingEvent(name=name, data=data, user_id=user_id, ts=tx.now, user={}, v=None)
+    return accept(tx, [event])[0]

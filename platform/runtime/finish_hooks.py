@@ -1,0 +1,51 @@
+"""What a run's end sets off: its parent's invoke result, and Weir's finished events."""
+
+import json
+from typing import Any
+
+from weir.platform.runtime import events
+from weir.platform.runtime.invoke import resolve_parent
+from weir.platform.runtime.runs import CANCELLED, FAILED, FINISHED, NO_FOLLOW_UP
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import records
+
+
+def after_finish(tx: Tx, run: Any, status: str, output: Any, error: dict[str, Any] | None) -> None:
+    if run.correlation_id:
+        memo = {"data": output} if status == "COMPLETED" else {"error": error or {}}
+        resolve_parent(tx, run.correlation_id, memo)
+    from weir.platform.runtime import flow
+
+    flow.after_finish(tx, run)
+    trigger_events = records.load_event_payloads(tx.conn, json.loads(run.event_ids))
+    if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
+        return
+    _emit_finished(tx, run, status, output, error, trigger_events)
+
+
+def _emit_finished(
+    tx: Tx,
+    run: Any,
+    status: str,
+    output: Any,
+    error: dict[str, Any] | None,
+    trigger_events: list[dict[str, Any]],
+) -> None:
+    fn = tx.registry.by_id.get(run.function_id)
+    data: dict[str, Any] = {
+        "function_id": fn.slug if fn else run.function_id,
+        "run_id": run.id,
+        "event": trigger_events[0] if trigger_events else {},
+        "events": trigger_events,
+        "_inngest": {"status": status},
+    }
+    if run.correlation_id:
+        data["correlation_id"] = run.correlation_id
+    if status == "COMPLETED":
+        data["result"] = output
+    else:
+        data["error"] = error
+    events.emit(tx, FINISHED, data)
+    follow = {"FAILED": FAILED, "CANCELLED": CANCELLED}.get(status)
+    if follow:
+        events.emit(tx, follow, data, user_id=run.id)  # id = run id: one on_failure run per run

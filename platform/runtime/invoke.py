@@ -1,0 +1,101 @@
+"""step.invoke: start another function's run and hand its result back to the caller."""
+
+from typing import Any
+
+from weir.platform.registry import INVOKED
+from weir.platform.runtime.runs import enqueue_timer, resolve_step
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+
+DEFAULT_TIMEOUT_MS = 365 * 24 * 3600 * 1000
+TIMEOUT_ERROR = {
+    "name": "InngestInvokeTimeoutError",
+    "message": "Timed out waiting for invoked function to complete",
+    "error": "InngestInvokeTimeoutError: Timed out waiting for invoked function to complete",
+}
+
+
+def start_invoke(
+    tx: Tx,
+    run: Any,
+    fn_slug: str,
+    step_id: str,
+    name: str,
+    opts: dict[str, Any],
+    timeout_ms: int | None,
+) -> None:
+    correlation = f"{run.id}.{step_id}"
+    expires = tx.now + (timeout_ms or DEFAULT_TIMEOUT_MS)
+    records.insert_wait(
+        tx.conn,
+        kind="invoke",
+        run_id=run.id,
+        step_id=step_id,
+        event_name="inngest/function.finished",
+        correlation_id=correlation,
+        created_at=tx.now,
+        expires_at=expires,
+    )
+    enqueue_timer(
+        tx,
+        "invoke_timeout",
+        expires,
+        {"step_id": step_id},
+        run_id=run.id,
+        dedupe=_dedupe(correlation),
+    )
+    from weir.platform.runtime.events import emit
+
+    emit(tx, INVOKED, _invoke_data(run, fn_slug, correlation, name, opts, expires))
+
+
+def _invoke_data(
+    run: Any, fn_slug: str, correlation: str, name: str, opts: dict[str, Any], expires: int
+) -> dict[str, Any]:
+    payload = opts.get("payload") or {}
+    data = dict(payload.get("data") or {})
+    data["_inngest"] = {
+        "fn_id": opts.get("function_id", fn_slug),
+        "correlation_id": correlation,
+        "source_fn_id": run.function_id,
+        "source_app_id": "",
+        "expire": expires,
+        "gid": "",
+        "name": name,
+    }
+    return data
+
+
+def _dedupe(correlation: str) -> str:
+    return f"invoke:{correlation}"
+
+
+def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
+    wait = records.wait_by_correlation(tx.conn, correlation)
+    if wait is None or not records.delete_wait(tx.conn, wait.id):
+        return
+    q.remove_by_dedupe(tx.conn, _dedupe(correlation))
+    records.close_history(
+        tx.conn,
+        wait.run_id,
+        "invoke",
+        wait.step_id,
+        "FAILED" if "error" in memo else "COMPLETED",
+        tx.now,
+    )
+    resolve_step(tx, wait.run_id, wait.step_id, memo, op="InvokeFunction")
+
+
+def fail_invoke(tx: Tx, payload: dict[str, Any], message: str) -> None:
+    correlation = payload.get("data", {}).get("_inngest", {}).get("correlation_id")
+    if correlation:
+        resolve_parent(tx, str(correlation), {"error": {"name": "InvokeError", "message": message}})
+
+
+def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
+    resolve_parent(tx, f"{run_id}.{step_id}", {"error": dict(TIMEOUT_ERROR)})
+
+
+def invoke_event_name() -> str:
+    return INVOKED

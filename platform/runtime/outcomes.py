@@ -1,0 +1,298 @@
+"""Applying what an app answered: the step result and whatever comes next, in one transaction."""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from weir.platform.executor.response import AttemptFailed, Completed, Op, Ops, Outcome, parse_time
+from weir.platform.functions import parse_duration_ms
+from weir.platform.gates import retry
+from weir.platform.registry import Function
+from weir.platform.runtime import invoke, waits
+from weir.platform.runtime.runs import (
+    enqueue_call,
+    enqueue_timer,
+    finish_run,
+    mark_started,
+    resolve_step,
+    run_limits,
+)
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+
+MAX_STEPS = 1000
+WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000
+OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction")
+
+
+@dataclass(frozen=True)
+class Timing:
+    started: int
+    ended: int
+
+
+def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
+    run = records.get_run(tx.conn, item.run_id or "")
+    if run is None or run.status in records.ENDED:
+        q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
+        return
+    mark_started(tx, run, timing.started)
+    _record_call(tx, item, outcome, timing)
+    if isinstance(outcome, Completed):
+        q.finish(tx.conn, item, tx.now)
+        finish_run(tx, run.id, "COMPLETED", outcome.output)
+    elif isinstance(outcome, Ops):
+        _apply_ops(tx, item, fn, run, outcome)
+    else:
+        _retry_or_fail(tx, item, fn, run.id, outcome, outcome.error)
+
+
+def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> None:
+    status, detail = _call_summary(outcome)
+    records.add_history(
+        tx.conn,
+        item.run_id or "",
+        "call",
+        status,
+        timing.started,
+        timing.ended,
+        step_id=item.step_id,
+        attempt=item.attempt,
+        detail=detail,
+    )
+
+
+def _call_summary(outcome: Outcome) -> tuple[str, dict[str, Any]]:
+    if isinstance(outcome, Completed):
+        return "COMPLETED", {"result": "completed"}
+    if isinstance(outcome, Ops):
+        ops = [{"op": o.op, "id": o.id, "name": o.display_name} for o in outcome.ops]
+        errored = any(o.op in ("StepError", "StepFailed") for o in outcome.ops)
+        return ("FAILED" if errored else "COMPLETED"), {"ops": ops}
+    return "FAILED", {"error": outcome.error, "status": outcome.status}
+
+
+def _retry_or_fail(
+    tx: Tx,
+    item: q.Claimed,
+    fn: Function,
+    run_id: str,
+    outcome: Ops | AttemptFailed,
+    error: dict[str, Any],
+) -> bool:
+    """Retry the same request if the error allows and attempts remain; else fail the run."""
+    if not outcome.no_retry and item.attempt + 1 < max_attempts(fn):
+        at = _next_attempt(tx, item.attempt, outcome.retry_after_ms)
+        q.retry(tx.conn, item, at, tx.now)
+        _note_retry(tx, run_id, item, at, error)
+        return True
+    q.finish(tx.conn, item, tx.now)
+    finish_run(tx, run_id, "FAILED", None, error=error)
+    return False
+
+
+def max_attempts(fn: Function) -> int:
+    return fn.config.retries + 1
+
+
+def _next_attempt(tx: Tx, attempt: int, retry_after_ms: int | None) -> int:
+    if retry_after_ms is not None or tx.retry_delay_ms is None:
+        return retry.next_attempt_at(attempt, tx.now, tx.rng, retry_after_ms)
+    return tx.now + tx.retry_delay_ms
+
+
+def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, Any]) -> None:
+    words = f"retrying after an error: attempt {item.attempt + 2} at {at}"
+    records.update_run(
+        tx.conn,
+        run_id,
+        waiting=json.dumps(
+            {
+                "gate": "retry",
+                "key": item.step_id,
+                "until_ms": at,
+                "words": words,
+                "error": error.get("message", ""),
+            }
+        ),
+    )
+
+
+def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) -> None:
+    ops = sorted(outcome.ops, key=lambda o: o.op != "WaitForEvent")  # waits first, as Go does
+    error_op = next((o for o in ops if o.op == "StepError"), None)
+    if error_op is not None and _retry_or_fail_step(tx, item, fn, run, outcome, error_op):
+        return
+    problem = _invalid(run, ops)
+    if problem:
+        q.finish(tx.conn, item, tx.now)
+        finish_run(tx, run.id, "FAILED", None, error=problem)
+        return
+    q.finish(tx.conn, item, tx.now)
+    _open_pending(tx, run, ops)
+    run = records.get_run(tx.conn, run.id)
+    for op in ops:
+        _apply_op(tx, fn, run, op)
+
+
+def _retry_or_fail_step(
+    tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops, op: Op
+) -> bool:
+    """A StepError retries the same request; True if it did (nothing else to apply)."""
+    if not outcome.no_retry and item.attempt + 1 < max_attempts(fn):
+        return _retry_or_fail(tx, item, fn, run.id, outcome, op.error or {})
+    return False
+
+
+def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
+    unknown = [o.op for o in ops if o.op not in KNOWN]
+    if unknown:
+        return {
+            "name": "UnknownOpcode",
+            "message": f"the SDK sent unknown ops {unknown}; Weir handles {sorted(KNOWN)}",
+        }
+    if run.step_count + len(ops) > MAX_STEPS:
+        return {
+            "name": "StepLimitExceeded",
+            "message": f"the run reached {MAX_STEPS} steps, the most a run may have",
+        }
+    return None
+
+
+KNOWN = frozenset({"StepRun", "Step", "StepError", "StepFailed", *OPEN_OPS})
+
+
+def _open_pending(tx: Tx, run: Any, ops: list[Op]) -> None:
+    """Ops that finish later are tracked so discovery waits for the whole parallel group."""
+    current = json.loads(run.pending)
+    known = {p["id"] for p in current}
+    fresh = [
+        {"id": o.id, "race": (o.opts or {}).get("parallelMode") == "race"}
+        for o in ops
+        if o.op in OPEN_OPS and o.id not in known
+    ]
+    parallel = len(ops) > 1 or bool(current)
+    if fresh or parallel != bool(run.force_plan):
+        records.update_run(
+            tx.conn,
+            run.id,
+            pending=json.dumps(current + fresh),
+            force_plan=parallel or bool(run.force_plan),
+        )
+
+
+def _apply_op(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    handler = _HANDLERS.get(op.op)
+    if handler is not None:
+        handler(tx, fn, run, op)
+
+
+def _step_run(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    resolve_step(tx, run.id, op.id, {"data": op.data}, op="StepRun", name=op.display_name)
+
+
+def _step_failed(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    error = op.error or {}
+    memo = {
+        "error": {
+            "name": str(error.get("name") or "Error"),
+            "message": str(error.get("message") or ""),
+            **({"stack": error["stack"]} if isinstance(error.get("stack"), str) else {}),
+        }
+    }
+    resolve_step(tx, run.id, op.id, memo, op="StepFailed", name=op.display_name)
+
+
+def _planned(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    enqueue_call(
+        tx,
+        run.id,
+        fn.id,
+        run.lane,
+        run_limits(run),
+        tx.now,
+        run.score,
+        step_id=op.id,
+        dedupe=f"plan:{run.id}:{op.id}",
+    )
+
+
+def _sleep(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    wake = parse_time(op.name) or _from_duration(tx, op)
+    at = max(wake, tx.now)
+    dedupe = f"sleep:{run.id}:{op.id}"  # a replayed Sleep keeps the first wake time
+    if enqueue_timer(
+        tx, "sleep", at, {"step_id": op.id, "name": op.display_name}, run_id=run.id, dedupe=dedupe
+    ):
+        records.add_history(
+            tx.conn,
+            run.id,
+            "sleep",
+            "RUNNING",
+            tx.now,
+            None,
+            step_id=op.id,
+            name=op.display_name,
+            detail={"until": at},
+        )
+
+
+def _from_duration(tx: Tx, op: Op) -> int:
+    duration = (op.opts or {}).get("duration")
+    return tx.now + (parse_duration_ms(duration) if isinstance(duration, str) else 0)
+
+
+def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    if records.get_wait(tx.conn, run.id, op.id) is not None:
+        return
+    opts = op.opts or {}
+    timeout = opts.get("timeout")
+    timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else WAIT_DEFAULT_MS
+    expr = opts.get("if") if isinstance(opts.get("if"), str) else None
+    event = opts.get("event") if isinstance(opts.get("event"), str) else op.name
+    waits.open_wait(tx, run, op.id, op.display_name, event, expr, timeout_ms)
+    records.add_history(
+        tx.conn,
+        run.id,
+        "wait",
+        "RUNNING",
+        tx.now,
+        None,
+        step_id=op.id,
+        name=op.display_name,
+        detail={"event": event, "if": expr, "until": tx.now + timeout_ms},
+    )
+
+
+def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    if records.get_wait(tx.conn, run.id, op.id) is not None:
+        return
+    opts = op.opts or {}
+    timeout = opts.get("timeout")
+    timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else None
+    target = str(opts.get("function_id", ""))
+    records.add_history(
+        tx.conn,
+        run.id,
+        "invoke",
+        "RUNNING",
+        tx.now,
+        None,
+        step_id=op.id,
+        name=op.display_name,
+        detail={"function": target},
+    )
+    invoke.start_invoke(tx, run, target, op.id, op.display_name, opts, timeout_ms)
+
+
+_HANDLERS = {
+    "StepRun": _step_run,
+    "Step": _step_run,
+    "StepError": _step_failed,  # reached only when no retry remains
+    "StepFailed": _step_failed,
+    "StepPlanned": _planned,
+    "Sleep": _sleep,
+    "WaitForEvent": _wait,
+    "InvokeFunction": _invoke,
+}

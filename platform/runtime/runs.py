@@ -1,0 +1,210 @@
+"""Run lifecycle: create, advance after a resolved step, finish, cancel.
+
+Each function here is one piece of a single transaction (`Tx`); callers compose them so that a
+step's result and whatever comes next commit together.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from weir.platform.ids import new_id
+from weir.platform.registry import Function
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+
+DISCOVERY = "step"
+FINISHED = "inngest/function.finished"
+FAILED = "inngest/function.failed"
+CANCELLED = "inngest/function.cancelled"
+NO_FOLLOW_UP = (FINISHED, FAILED, CANCELLED)  # runs triggered by these emit none (no loops)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything admission decided about a new run."""
+
+    fn: Function
+    event_ids: list[str]
+    events: list[dict[str, Any]]
+    start_at: int
+    score: int
+    lane: str
+    limits: tuple[tuple[str, int], ...] = ()
+    keys: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    batch_id: str | None = None
+    cron: str | None = None
+    original_run_id: str | None = None
+    waiting: dict[str, Any] | None = None
+    run_id: str | None = None
+
+
+def create_run(tx: Tx, plan: RunPlan) -> str:
+    run_id = plan.run_id or new_id(tx.now)
+    records.insert_run(tx.conn, _run_row(tx, plan, run_id), dict.fromkeys(plan.event_ids))
+    enqueue_call(tx, run_id, plan.fn.id, plan.lane, plan.limits, plan.start_at, plan.score)
+    return run_id
+
+
+def _run_row(tx: Tx, plan: RunPlan, run_id: str) -> dict[str, Any]:
+    first = plan.events[0] if plan.events else {}
+    inngest_meta = (
+        first.get("data", {}).get("_inngest", {}) if isinstance(first.get("data"), dict) else {}
+    )
+    return {
+        "id": run_id,
+        "function_id": plan.fn.id,
+        "status": "QUEUED",
+        "event_ids": json.dumps(plan.event_ids),
+        "batch_id": plan.batch_id,
+        "cron": plan.cron,
+        "original_run_id": plan.original_run_id,
+        "correlation_id": inngest_meta.get("correlation_id")
+        if first.get("name") == "inngest/function.invoked"
+        else None,
+        "created_at": tx.now,
+        "score": plan.score,
+        "lane": plan.lane,
+        "keys": json.dumps({**plan.keys, "limits": [list(x) for x in plan.limits]}),
+        "waiting": json.dumps(plan.waiting) if plan.waiting else None,
+        "warnings": json.dumps(plan.warnings),
+    }
+
+
+def enqueue_call(
+    tx: Tx,
+    run_id: str,
+    fn_id: str,
+    lane: str,
+    limits: tuple[tuple[str, int], ...],
+    at: int,
+    score: int,
+    step_id: str = DISCOVERY,
+    dedupe: str | None = None,
+) -> None:
+    item = q.NewItem(
+        kind="exec",
+        available_at=at,
+        score=score if at <= tx.now else at,
+        lane=lane,
+        run_id=run_id,
+        function_id=fn_id,
+        step_id=step_id,
+        limits=limits,
+        dedupe=dedupe,
+    )
+    if q.enqueue(tx.conn, item) is not None:
+        tx.enqueued += 1
+
+
+def enqueue_timer(
+    tx: Tx,
+    kind: str,
+    at: int,
+    payload: dict[str, Any],
+    *,
+    run_id: str | None = None,
+    function_id: str | None = None,
+    dedupe: str | None = None,
+) -> bool:
+    item = q.NewItem(
+        kind=kind,
+        available_at=at,
+        score=at,
+        lane=q.TIMER_LANE,
+        run_id=run_id,
+        function_id=function_id,
+        payload=payload,
+        dedupe=dedupe,
+    )
+    if q.enqueue(tx.conn, item) is None:
+        return False
+    tx.enqueued += 1
+    return True
+
+
+def run_limits(run: Any) -> tuple[tuple[str, int], ...]:
+    return tuple((str(k), int(v)) for k, v in json.loads(run.keys).get("limits", []))
+
+
+def schedule_discovery(tx: Tx, run: Any) -> None:
+    """Call the function again from the top; one queued discovery per run is enough."""
+    enqueue_call(
+        tx,
+        run.id,
+        run.function_id,
+        run.lane,
+        run_limits(run),
+        tx.now,
+        run.score,
+        dedupe=f"discover:{run.id}",
+    )
+
+
+def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name: str = "") -> bool:
+    """Save a step's result and move the run on; False if the run has ended or the step was
+    already resolved (a result, once committed, is never replaced)."""
+    run = records.get_run(tx.conn, run_id)
+    if run is None or run.status in records.ENDED:
+        return False
+    seq = run.step_count
+    text = json.dumps(memo, separators=(",", ":"))
+    if not records.save_memo(tx.conn, run_id, step_id, seq, name, op, text, tx.now):
+        return False
+    pending = [p for p in json.loads(run.pending) if p["id"] != step_id]
+    race = any(p.get("race") for p in json.loads(run.pending))
+    records.update_run(
+        tx.conn,
+        run_id,
+        step_count=seq + 1,
+        pending=json.dumps(pending),
+        state_bytes=run.state_bytes + len(text),
+        force_plan=bool(pending) and run.force_plan,
+    )
+    if not pending or race:
+        schedule_discovery(tx, run)
+    return True
+
+
+def mark_started(tx: Tx, run: Any, at: int) -> None:
+    if run.started_at is None:
+        records.update_run(tx.conn, run.id, status="RUNNING", started_at=at, waiting=None)
+    elif run.waiting is not None:
+        records.update_run(tx.conn, run.id, waiting=None)
+
+
+def finish_run(
+    tx: Tx,
+    run_id: str,
+    status: str,
+    output: Any,
+    *,
+    keep_item: int | None = None,
+    error: dict[str, Any] | None = None,
+) -> bool:
+    """End a run once: drop its queued work and waits, tell whoever waits on it."""
+    run = records.get_run(tx.conn, run_id)
+    if run is None or run.status in records.ENDED:
+        return False
+    stored = error if status != "COMPLETED" else output
+    records.update_run(
+        tx.conn,
+        run_id,
+        status=status,
+        ended_at=tx.now,
+        waiting=None,
+        output=json.dumps(stored, separators=(",", ":")),
+    )
+    q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
+    records.delete_run_waits(tx.conn, run_id)
+    from weir.platform.runtime import finish_hooks
+
+    finish_hooks.after_finish(tx, run, status, output, error)
+    return True
+
+
+def cancel_run(tx: Tx, run_id: str, reason: str) -> bool:
+    error = {"name": "RunCancelled", "message": reason}
+    return finish_run(tx, run_id, "CANCELLED", None, error=error)

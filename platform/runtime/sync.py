@@ -1,0 +1,93 @@
+"""Applying an app's sync: upsert the app, replace its functions, archive the removed ones."""
+
+import hashlib
+import json
+from typing import Any
+
+from weir.platform.functions import AppSync, FunctionConfig
+from weir.platform.ids import new_id
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import catalog
+
+
+def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
+    app = catalog.get_app_by_name(tx.conn, sync.app_name)
+    checksum = _checksum(sync)
+    if app is not None and app.checksum == checksum and app.error is None:
+        catalog.update_app(tx.conn, app.id, synced_at=tx.now)
+        return {"ok": True, "modified": False, "app_id": app.id}
+    app_id = app.id if app is not None else _new_app(tx, sync)
+    catalog.update_app(
+        tx.conn,
+        app_id,
+        url=sync.url,
+        sdk=sync.sdk,
+        framework=sync.framework,
+        checksum=checksum,
+        error=None,
+        synced_at=tx.now,
+    )
+    _replace_functions(tx, app_id, sync.functions)
+    return {"ok": True, "modified": True, "app_id": app_id, "sync_id": new_id(tx.now)}
+
+
+def _checksum(sync: AppSync) -> str:
+    text = json.dumps([sync.url, sync.checksum], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _new_app(tx: Tx, sync: AppSync) -> str:
+    app_id = new_id(tx.now)
+    catalog.insert_app(tx.conn, id=app_id, name=sync.app_name, url=sync.url, created_at=tx.now)
+    return app_id
+
+
+def _replace_functions(tx: Tx, app_id: str, configs: tuple[FunctionConfig, ...]) -> None:
+    existing = {row.slug: row for row in catalog.app_functions(tx.conn, app_id)}
+    for config in configs:
+        _upsert_function(tx, app_id, config, existing.get(config.slug))
+    wanted = {config.slug for config in configs}
+    for slug, row in existing.items():
+        if slug not in wanted and not row.archived:
+            catalog.update_function(tx.conn, row.id, archived=True, updated_at=tx.now)
+
+
+def _upsert_function(tx: Tx, app_id: str, config: FunctionConfig, row: Any) -> None:
+    text = json.dumps(config.to_json(), separators=(",", ":"), sort_keys=True)
+    if row is None:
+        other = catalog.get_function_by_slug(tx.conn, config.slug)
+        if other is not None:  # the slug moved here from another app
+            catalog.update_function(
+                tx.conn,
+                other.id,
+                app_id=app_id,
+                config=text,
+                name=config.name,
+                archived=False,
+                version=other.version + 1,
+                updated_at=tx.now,
+            )
+            return
+        catalog.insert_function(
+            tx.conn,
+            id=new_id(tx.now),
+            app_id=app_id,
+            slug=config.slug,
+            name=config.name,
+            config=text,
+            version=1,
+            archived=False,
+            created_at=tx.now,
+            updated_at=tx.now,
+        )
+        return
+    if row.config != text or row.archived:
+        catalog.update_function(
+            tx.conn,
+            row.id,
+            config=text,
+            name=config.name,
+            archived=False,
+            version=row.version + 1,
+            updated_at=tx.now,
+        )

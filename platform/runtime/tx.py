@@ -1,0 +1,17 @@
+"""The context every state transition runs in: one connection inside one transaction."""
+
+import random
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection
+from weir.platform.registry import Registry
+
+
+@dataclass
+class Tx:
+    conn: Connection
+    now: int
+    registry: Registry
+    rng: random.Random = field(default_factory=random.Random)
+    retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
+    enqueued: int = 0  # items added: the scheduler is woken after the commit

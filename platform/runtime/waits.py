@@ -1,0 +1,72 @@
+"""Waits: step.wait_for_event pauses and their timeouts, matched against every new event."""
+
+import json
+from typing import Any
+
+from weir.platform.runtime.keys import expression_holds
+from weir.platform.runtime.runs import enqueue_timer, resolve_step
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+
+
+def open_wait(
+    tx: Tx, run: Any, step_id: str, name: str, event: str, expression: str | None, timeout_ms: int
+) -> None:
+    expires = tx.now + timeout_ms
+    records.insert_wait(
+        tx.conn,
+        kind="wait",
+        run_id=run.id,
+        step_id=step_id,
+        event_name=event,
+        expression=expression,
+        created_at=tx.now,
+        expires_at=expires,
+    )
+    enqueue_timer(
+        tx,
+        "wait_timeout",
+        expires,
+        {"step_id": step_id, "name": name},
+        run_id=run.id,
+        dedupe=timer_dedupe(run.id, step_id),
+    )
+
+
+def timer_dedupe(run_id: str, step_id: str) -> str:
+    return f"wait:{run_id}:{step_id}"
+
+
+def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
+    for wait in records.waits_for_event(tx.conn, payload["name"], received_at):
+        if wait.kind == "wait":
+            _try_resume(tx, wait, payload)
+        elif wait.kind == "cancel":
+            from weir.platform.runtime.cancellation import try_cancel
+
+            try_cancel(tx, wait, event_id, payload)
+
+
+def _try_resume(tx: Tx, wait: Any, payload: dict[str, Any]) -> None:
+    trigger = first_event(tx, wait.run_id)
+    if not expression_holds(wait.expression, {"event": trigger, "async": payload}):
+        return
+    if records.delete_wait(tx.conn, wait.id):
+        q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step_id))
+        records.close_history(tx.conn, wait.run_id, "wait", wait.step_id, "COMPLETED", tx.now)
+        resolve_step(tx, wait.run_id, wait.step_id, payload, op="WaitForEvent")
+
+
+def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
+    run = records.get_run(tx.conn, run_id)
+    ids = json.loads(run.event_ids)[:1] if run is not None else []
+    found = records.load_event_payloads(tx.conn, ids)
+    return found[0] if found else {}
+
+
+def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
+    wait = records.get_wait(tx.conn, run_id, step_id)
+    if wait is not None and records.delete_wait(tx.conn, wait.id):
+        records.close_history(tx.conn, run_id, "wait", step_id, "TIMED_OUT", tx.now)
+        resolve_step(tx, run_id, step_id, None, op="WaitForEvent")

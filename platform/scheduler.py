@@ -1,0 +1,104 @@
+"""The scheduler: claims due items (within concurrency limits) and hands them to workers.
+
+It sleeps until the earliest due item or until woken by a new enqueue; it never polls busily.
+Leases of items in flight are extended while their calls run, so a slow step is not taken over,
+while the items of a dead process become claimable once their leases run out.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from weir.platform.clock import Clock
+from weir.platform.store import queue as q
+from weir.platform.store.database import Database
+
+log = logging.getLogger("weir.scheduler")
+IDLE_MS = 1000  # the longest sleep: a safety net for wake-ups from other processes
+
+
+class Scheduler:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        handle: Callable[[q.Claimed], Awaitable[None]],
+        *,
+        workers: int = 128,
+        lease_ms: int = 30_000,
+    ) -> None:
+        self.db, self.clock, self.handle = db, clock, handle
+        self.workers, self.lease_ms = workers, lease_ms
+        self.inflight: dict[int, q.Claimed] = {}
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        keeper = asyncio.create_task(self._keep_leases(stop))
+        try:
+            while not stop.is_set():
+                await self._tick(stop)
+        finally:
+            keeper.cancel()
+            await self._drain()
+
+    async def _tick(self, stop: asyncio.Event) -> None:
+        free = self.workers - len(self.inflight)
+        claimed = await self._claim(free) if free > 0 else []
+        for item in claimed:
+            self._start(item)
+        if claimed and len(claimed) == free and free > 0:
+            return  # there may be more due right now
+        await self._sleep(stop, await self._idle_ms(free))
+
+    async def _claim(self, free: int) -> list[q.Claimed]:
+        now = self.clock.now_ms()
+        self._wake.clear()
+        return await self.db.write(lambda c: q.claim(c, now, free, self.lease_ms))
+
+    async def _idle_ms(self, free: int) -> int:
+        if free <= 0:
+            return IDLE_MS
+        due = await self.db.read(q.next_due)
+        if due is None:
+            return IDLE_MS
+        return max(0, min(IDLE_MS, due - self.clock.now_ms()))
+
+    async def _sleep(self, stop: asyncio.Event, ms: int) -> None:
+        if ms <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), ms / 1000)
+
+    def _start(self, item: q.Claimed) -> None:
+        self.inflight[item.id] = item
+        task = asyncio.create_task(self._run_item(item))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_item(self, item: q.Claimed) -> None:
+        try:
+            await self.handle(item)
+        except Exception:
+            log.exception("queue item %s (%s, run %s) failed", item.id, item.kind, item.run_id)
+        finally:
+            self.inflight.pop(item.id, None)
+            self.wake()
+
+    async def _keep_leases(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(self.lease_ms / 3000)
+            items = list(self.inflight.values())
+            if items:
+                await self._extend(items, self.clock.now_ms() + self.lease_ms)
+
+    async def _extend(self, items: list[q.Claimed], until: int) -> None:
+        await self.db.write(lambda c: q.extend(c, items, until))
+
+    async def _drain(self) -> None:
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=10)

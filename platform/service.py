@@ -1,0 +1,152 @@
+"""The platform: one object owning the store, the function registry, the scheduler and the
+executor. The API layer calls it; it holds no HTTP concerns itself."""
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection
+from weir.platform.clock import Clock, SystemClock
+from weir.platform.executor.driver import Driver
+from weir.platform.executor.http import AppClient
+from weir.platform.functions import parse_sync
+from weir.platform.ingest import parse_body
+from weir.platform.registry import Registry
+from weir.platform.runtime import cron, events, runs, timers
+from weir.platform.runtime.sync import apply_sync
+from weir.platform.runtime.tx import Tx
+from weir.platform.scheduler import Scheduler
+from weir.platform.settings import Settings
+from weir.platform.store import catalog
+from weir.platform.store import queue as q
+from weir.platform.store.database import Database, is_sqlite, make_engine
+from weir.platform.store.migrate import upgrade
+
+T = TypeVar("T")
+log = logging.getLogger("weir")
+
+
+class Platform:
+    def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.rng = random.Random()
+        self.db = _open_database(settings)
+        self.registry = Registry()
+        self.client = AppClient()
+        self.driver = Driver(
+            self.db,
+            self.clock,
+            self.client,
+            lambda: self.registry,
+            self.make_tx,
+            settings.signing_key,
+        )
+        self.scheduler = Scheduler(
+            self.db,
+            self.clock,
+            self.handle_item,
+            workers=settings.workers,
+            lease_ms=settings.lease_ms,
+        )
+        self.sync_errors: dict[str, str] = {}
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._syncs: list[asyncio.Task[str | None]] = []
+        self.ready = False
+
+    def make_tx(self, conn: Connection) -> Tx:
+        return Tx(conn, self.clock.now_ms(), self.registry, self.rng, self.settings.retry_delay_ms)
+
+    async def write(self, job: Callable[[Tx], T]) -> T:
+        """Run a transition in one transaction; wake the scheduler if it queued work."""
+        holder: list[Tx] = []
+
+        def run(conn: Connection) -> T:
+            holder.append(self.make_tx(conn))
+            return job(holder[0])
+
+        result = await self.db.write(run)
+        if holder and holder[0].enqueued:
+            self.scheduler.wake()
+        return result
+
+    async def read(self, job: Callable[[Connection], T]) -> T:
+        return await self.db.read(job)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        await self.reload()
+        if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
+            now = self.clock.now_ms()
+            await self.db.write(lambda c: q.release_all_leases(c, now))
+        self._task = asyncio.create_task(self.scheduler.run(self._stop))
+        self.ready = True
+        self._syncs = [asyncio.create_task(self.sync_url(url)) for url in self.settings.app_urls]
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self.scheduler.wake()
+        if self._task is not None:
+            await self._task
+        await self.client.close()
+        self.db.close()
+
+    async def reload(self) -> None:
+        rows, version = await self.db.read(
+            lambda c: (catalog.all_functions(c), catalog.catalog_version(c))
+        )
+        self.registry = Registry.build(rows, version)
+        await self.write(lambda tx: cron.ensure_ticks(tx))
+
+    def event_key_allowed(self, key: str) -> bool:
+        """`weir dev` takes any key; `weir start` only its configured keys."""
+        if self.settings.dev:
+            return True
+        import hmac
+
+        return any(hmac.compare_digest(key.encode(), k.encode()) for k in self.settings.event_keys)
+
+    # -- work ------------------------------------------------------------------------------
+    async def handle_item(self, item: q.Claimed) -> None:
+        if item.kind == "exec":
+            await self.driver.call(item)
+        else:
+            await self.write(lambda tx: timers.handle(tx, item))
+
+    async def send_events(self, body: bytes) -> list[str]:
+        incoming = parse_body(body, self.clock.now_ms())
+        return await self.write(lambda tx: events.accept(tx, incoming))
+
+    async def register(self, payload: Any) -> dict[str, Any]:
+        sync = parse_sync(payload)
+        result = await self.write(lambda tx: apply_sync(tx, sync))
+        self.sync_errors.pop(sync.url, None)
+        if result.get("modified"):
+            await self.reload()
+        return result
+
+    async def cancel(self, run_id: str) -> bool:
+        return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
+
+    async def sync_url(self, url: str) -> str | None:
+        """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""
+        from weir.platform.sync_client import request_sync
+
+        error = await request_sync(self.client, url, self.settings)
+        if error:
+            self.sync_errors[url] = error
+            log.warning("sync of %s failed: %s", url, error)
+        return error
+
+
+def _open_database(settings: Settings) -> Database:
+    url = settings.database_url
+    if is_sqlite(url) and ":memory:" not in url:
+        Path(url.split("///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(url, synchronous=settings.sqlite_synchronous)
+    upgrade(engine)
+    return Database(engine)

@@ -1,0 +1,24 @@
+"""Every setting of a Weir process, from flags or WEIR_* environment variables."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str = "sqlite:///.weir/weir.db"
+    host: str = "127.0.0.1"
+    port: int = 8288
+    dev: bool = True
+    app_urls: tuple[str, ...] = ()
+    signing_keys: tuple[str, ...] = ()  # the first signs; all verify
+    event_keys: tuple[str, ...] = ()
+    workers: int = 128  # calls in flight per process
+    lease_ms: int = 30_000
+    retry_delay_ms: int | None = None  # fixed delay between retries instead of the backoff table
+    sqlite_synchronous: str = "FULL"
+    poll_interval_s: float = 0.0  # re-sync apps this often (0: only at start)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def signing_key(self) -> str | None:
+        return self.signing_keys[0] if self.signing_keys else None

@@ -1,0 +1,145 @@
+"""Connections and transactions: one writer thread with group commit, pooled readers.
+
+Every state change is a plain function over a SQLAlchemy `Connection`, run whole inside a
+transaction. SQLite allows one writer at a time and each commit costs an fsync, so writes go
+to a single thread that takes every job waiting, runs each under its own SAVEPOINT (a failing
+job rolls back alone) and commits them together: one fsync acknowledges many transitions.
+"""
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine, event
+
+T = TypeVar("T")
+Job = Callable[[Connection], T]
+log = logging.getLogger("weir.store")
+
+MAX_GROUP = 256  # jobs per physical commit
+WRITER = "weir_writer"
+
+
+@dataclass
+class _Pending:
+    job: Callable[[Connection], Any]
+    future: Future[Any] = field(default_factory=Future)
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def make_engine(url: str, *, synchronous: str = "FULL") -> Engine:
+    if not is_sqlite(url):
+        return create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+    engine = create_engine(url, pool_size=8, max_overflow=8)
+    _configure_sqlite(engine, synchronous)
+    return engine
+
+
+def _configure_sqlite(engine: Engine, synchronous: str) -> None:
+    # pysqlite's own transaction handling hides BEGIN/SAVEPOINT; take control of both.
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # The writer takes the write lock up front; readers take a snapshot only.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get(WRITER) else "BEGIN")
+
+
+class Database:
+    """Runs jobs: writes on the writer thread (grouped), reads on worker threads."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_loop, name="weir-writer", daemon=True)
+        self._writer.start()
+        self._read_conns = threading.local()
+
+    async def write(self, job: Job[T]) -> T:
+        pending = _Pending(job)
+        self._jobs.put(pending)
+        return await asyncio.wrap_future(pending.future)  # type: ignore[no-any-return]
+
+    def write_sync(self, job: Job[T]) -> T:
+        pending = _Pending(job)
+        self._jobs.put(pending)
+        return pending.future.result()  # type: ignore[no-any-return]
+
+    async def read(self, job: Job[T]) -> T:
+        return await asyncio.to_thread(self.read_sync, job)
+
+    def read_sync(self, job: Job[T]) -> T:
+        with self.engine.connect() as conn:
+            return job(conn)
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._writer.join(timeout=10)
+        self.engine.dispose()
+
+    def _write_loop(self) -> None:
+        conn = self.engine.connect()
+        conn.info[WRITER] = True
+        try:
+            while (group := self._take_group()) is not None:
+                self._run_group(conn, group)
+        finally:
+            conn.close()
+
+    def _take_group(self) -> list[_Pending] | None:
+        first = self._jobs.get()
+        if first is None:
+            return None
+        group = [first]
+        while len(group) < MAX_GROUP:
+            try:
+                nxt = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if nxt is None:
+                self._jobs.put(None)  # finish this group, then stop
+                break
+            group.append(nxt)
+        return group
+
+    def _run_group(self, conn: Connection, group: list[_Pending]) -> None:
+        results: list[tuple[_Pending, Any, BaseException | None]] = []
+        try:
+            with conn.begin():
+                for pending in group:
+                    results.append(self._run_one(conn, pending))
+        except BaseException as exc:  # the commit itself failed: nothing of the group holds
+            log.exception("group commit failed")
+            for pending in group:
+                if not pending.future.done():
+                    pending.future.set_exception(exc)
+            return
+        for pending, value, error in results:
+            if error is None:
+                pending.future.set_result(value)
+            else:
+                pending.future.set_exception(error)
+
+    @staticmethod
+    def _run_one(conn: Connection, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
+        try:
+            with conn.begin_nested():
+                return pending, pending.job(conn), None
+        except Exception as exc:  # this job alone rolls back
+            return pending, None, exc

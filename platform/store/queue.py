@@ -1,0 +1,320 @@
+"""The durable queue: enqueue, claim under concurrency limits, finish, lease upkeep.
+
+Every item sits in a lane: all items of runs that carry the same concurrency keys. A lane is
+looked at from `lanes.next_at`; when its head needs a slot of a full key, the lane is parked on
+that key (`blocked_on`) and the claimer never reads its items again until a slot of that key is
+released. So a hot key with thousands of queued runs costs other keys nothing.
+
+`available_at` doubles as the lease: claiming moves it to the lease's end, so an item whose
+holder died becomes claimable again by itself, and the lane's next look is `min(available_at)`.
+Each claim writes a fresh token into `lease_owner`; finishing an item requires that token, so a
+holder whose lease was taken over can never commit a stale transition.
+"""
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+from weir.platform.store.schema import lanes, queue, slots
+
+TIMER_LANE = "~timers"
+FAR_FUTURE = 2**62
+
+
+@dataclass(frozen=True)
+class NewItem:
+    kind: str
+    available_at: int
+    score: int
+    lane: str
+    run_id: str | None = None
+    function_id: str | None = None
+    step_id: str = "step"
+    attempt: int = 0
+    payload: dict[str, Any] = field(default_factory=dict)
+    dedupe: str | None = None
+    limits: tuple[tuple[str, int], ...] = ()  # (key hash, limit) pairs of the lane
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: int
+    kind: str
+    run_id: str | None
+    function_id: str | None
+    step_id: str
+    attempt: int
+    payload: dict[str, Any]
+    lane: str
+    token: str
+    keys: tuple[str, ...]  # concurrency keys whose slots this item holds
+    claimed_at: int
+
+
+def enqueue(conn: Connection, item: NewItem) -> int | None:
+    """Add an item; an item whose `dedupe` text is already queued is not added again."""
+    if item.dedupe is not None and _dedupe_exists(conn, item.dedupe):
+        return None
+    item_id = conn.execute(insert(queue).values(**_row(item)).returning(queue.c.id)).scalar_one()
+    _touch_lane(conn, item)
+    return int(item_id)
+
+
+def _row(item: NewItem) -> dict[str, Any]:
+    return {
+        "kind": item.kind,
+        "run_id": item.run_id,
+        "function_id": item.function_id,
+        "step_id": item.step_id,
+        "attempt": item.attempt,
+        "available_at": item.available_at,
+        "score": item.score,
+        "lane": item.lane,
+        "payload": json.dumps(item.payload),
+        "dedupe": item.dedupe,
+        "created_at": item.available_at,
+    }
+
+
+def _dedupe_exists(conn: Connection, dedupe: str) -> bool:
+    found = conn.execute(select(queue.c.id).where(queue.c.dedupe == dedupe)).first()
+    return found is not None
+
+
+def _touch_lane(conn: Connection, item: NewItem) -> None:
+    row = conn.execute(
+        select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
+            lanes.c.lane == item.lane
+        )
+    ).first()
+    if row is None:
+        conn.execute(
+            insert(lanes).values(
+                lane=item.lane,
+                next_at=item.available_at,
+                head_score=item.score,
+                limits=json.dumps([list(pair) for pair in item.limits]),
+            )
+        )
+        return
+    values: dict[str, int] = {"head_score": min(row.head_score, item.score)}
+    if row.blocked_on is None:  # a parked lane stays parked: its head still needs the key
+        values["next_at"] = min(row.next_at, item.available_at)
+    conn.execute(update(lanes).where(lanes.c.lane == item.lane).values(**values))
+
+
+def claim(conn: Connection, now: int, max_items: int, lease_ms: int) -> list[Claimed]:
+    """Lease up to `max_items` due items, honouring every lane's concurrency limits."""
+    claimed: list[Claimed] = []
+    for lane_row in _due_lanes(conn, now, max_items):
+        budget = max_items - len(claimed)
+        if budget <= 0:
+            break
+        claimed.extend(_claim_lane(conn, lane_row.lane, _limits(lane_row), now, budget, lease_ms))
+    return claimed
+
+
+def _due_lanes(conn: Connection, now: int, limit: int) -> list[Any]:
+    query = (
+        select(lanes.c.lane, lanes.c.limits)
+        .where(lanes.c.next_at <= now)
+        .order_by(lanes.c.head_score)
+        .limit(limit)
+    )
+    return list(conn.execute(query))
+
+
+def _limits(lane_row: Any) -> list[tuple[str, int]]:
+    return [(str(key), int(limit)) for key, limit in json.loads(lane_row.limits)]
+
+
+def _claim_lane(
+    conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, budget: int, lease: int
+) -> list[Claimed]:
+    room = _room(conn, lane, limits, now, budget)
+    items = _due_items(conn, lane, now, room) if room > 0 else []
+    keys = tuple(key for key, _ in limits)
+    claimed = [_lease(conn, row, keys, now, lease) for row in items]
+    if room > 0:
+        _refresh_lane(conn, lane)
+    return claimed
+
+
+def _room(conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, budget: int) -> int:
+    room = budget
+    for key, limit in limits:
+        if limit <= 0:  # 0 means no limit
+            continue
+        free = limit - in_use(conn, key, now)
+        if free <= 0:
+            _park(conn, lane, key, now)
+            return 0
+        room = min(room, free)
+    return room
+
+
+def in_use(conn: Connection, key: str, now: int) -> int:
+    query = select(func.count()).where(slots.c.key_hash == key, slots.c.expires_at > now)
+    return int(conn.execute(query).scalar_one())
+
+
+def _park(conn: Connection, lane: str, key: str, now: int) -> None:
+    # The safety net: look again when the earliest slot of the key would expire anyway.
+    expiry = conn.execute(
+        select(func.min(slots.c.expires_at)).where(
+            slots.c.key_hash == key, slots.c.expires_at > now
+        )
+    ).scalar()
+    conn.execute(
+        update(lanes)
+        .where(lanes.c.lane == lane)
+        .values(blocked_on=key, next_at=int(expiry) if expiry is not None else now)
+    )
+
+
+def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
+    query = (
+        select(queue)
+        .where(queue.c.lane == lane, queue.c.available_at <= now)
+        .order_by(queue.c.score, queue.c.id)
+        .limit(limit)
+    )
+    return list(conn.execute(query))
+
+
+def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: int) -> Claimed:
+    token = secrets.token_hex(8)
+    conn.execute(
+        update(queue)
+        .where(queue.c.id == row.id)
+        .values(available_at=now + lease, lease_owner=token, dedupe=None)
+    )
+    for key in keys:
+        conn.execute(delete(slots).where(slots.c.key_hash == key, slots.c.item_id == row.id))
+        conn.execute(insert(slots).values(key_hash=key, item_id=row.id, expires_at=now + lease))
+    return Claimed(
+        id=row.id,
+        kind=row.kind,
+        run_id=row.run_id,
+        function_id=row.function_id,
+        step_id=row.step_id,
+        attempt=row.attempt,
+        payload=json.loads(row.payload),
+        lane=row.lane,
+        token=token,
+        keys=keys,
+        claimed_at=now,
+    )
+
+
+def _refresh_lane(conn: Connection, lane: str) -> None:
+    head = conn.execute(
+        select(queue.c.available_at, queue.c.score)
+        .where(queue.c.lane == lane)
+        .order_by(queue.c.available_at)
+        .limit(1)
+    ).first()
+    if head is None:
+        conn.execute(delete(lanes).where(lanes.c.lane == lane))
+        return
+    conn.execute(
+        update(lanes)
+        .where(lanes.c.lane == lane)
+        .values(next_at=head.available_at, head_score=head.score, blocked_on=None)
+    )
+
+
+class LeaseLost(Exception):
+    """The item's lease was taken over (or the item removed): its outcome must not commit."""
+
+
+def finish(conn: Connection, item: Claimed, now: int) -> None:
+    """Remove a claimed item and free its slots; raises LeaseLost if it is no longer ours."""
+    gone = conn.execute(
+        delete(queue).where(queue.c.id == item.id, queue.c.lease_owner == item.token)
+    )
+    if gone.rowcount != 1:
+        raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
+    release_slots(conn, item.id, item.keys, now)
+    _refresh_lane(conn, item.lane)
+
+
+def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: int) -> None:
+    if not keys:
+        return
+    conn.execute(delete(slots).where(slots.c.item_id == item_id))
+    for key in keys:  # wake the lanes parked on a key that now has room
+        conn.execute(
+            update(lanes).where(lanes.c.blocked_on == key).values(blocked_on=None, next_at=now)
+        )
+
+
+def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
+    """Put a claimed item back for another attempt at `available_at`."""
+    done = conn.execute(
+        update(queue)
+        .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
+        .values(
+            available_at=available_at,
+            score=available_at,
+            attempt=item.attempt + 1,
+            lease_owner=None,
+        )
+    )
+    if done.rowcount != 1:
+        raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
+    release_slots(conn, item.id, item.keys, now)
+    _refresh_lane(conn, item.lane)
+
+
+def extend(conn: Connection, items: list[Claimed], until: int) -> None:
+    """Keep the leases (and slots) of items still being worked on."""
+    for item in items:
+        conn.execute(
+            update(queue)
+            .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
+            .values(available_at=until)
+        )
+        conn.execute(update(slots).where(slots.c.item_id == item.id).values(expires_at=until))
+
+
+def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> None:
+    """Drop every queued item of a finished run (but the one finishing it)."""
+    # Items in flight stay: their holder finishes them (freeing their slots only when the call
+    # really ends), sees the run has ended and moves it no further.
+    rows = conn.execute(
+        select(queue.c.id, queue.c.lane).where(
+            queue.c.run_id == run_id, queue.c.lease_owner.is_(None)
+        )
+    ).all()
+    for row in rows:
+        if row.id == keep:
+            continue
+        conn.execute(delete(queue).where(queue.c.id == row.id))
+        _refresh_lane(conn, row.lane)
+
+
+def remove_by_dedupe(conn: Connection, dedupe: str) -> None:
+    row = conn.execute(select(queue.c.id, queue.c.lane).where(queue.c.dedupe == dedupe)).first()
+    if row is not None:
+        conn.execute(delete(queue).where(queue.c.id == row.id))
+        _refresh_lane(conn, row.lane)
+
+
+def release_all_leases(conn: Connection, now: int) -> int:
+    """At the start of a process that owns the store alone: nothing is in flight any more."""
+    conn.execute(delete(slots))
+    done = conn.execute(
+        update(queue)
+        .where(queue.c.lease_owner.is_not(None))
+        .values(available_at=now, lease_owner=None)
+    )
+    conn.execute(update(lanes).values(next_at=now, blocked_on=None))
+    return int(done.rowcount)
+
+
+def next_due(conn: Connection) -> int | None:
+    value = conn.execute(select(func.min(lanes.c.next_at))).scalar()
+    return None if value is None else int(value)

@@ -1,0 +1,225 @@
+"""The schema, as SQLAlchemy Core tables. Alembic migrations build exactly this (tested).
+
+Times are integer Unix milliseconds from the injected clock. JSON is kept as text: step memos
+go back to the SDK byte for byte, and text compares the same on every backend.
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+ID = String(32)  # ULID text (26 chars) or a short internal name
+KEY = String(64)  # hex hash of a flow-control key
+
+apps = Table(
+    "apps",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("url", Text, nullable=False),
+    Column("sdk", String(64), nullable=False, server_default=""),
+    Column("framework", String(64), nullable=True),
+    Column("checksum", String(64), nullable=False, server_default=""),
+    Column("error", Text, nullable=True),
+    Column("synced_at", BigInteger, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+)
+
+functions = Table(
+    "functions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("app_id", ID, nullable=False, index=True),
+    Column("slug", String(255), nullable=False, unique=True),
+    Column("name", String(255), nullable=False),
+    Column("config", Text, nullable=False),
+    Column("version", Integer, nullable=False, server_default="1"),
+    Column("archived", Boolean, nullable=False, server_default="0"),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", ID, primary_key=True),  # internal ULID
+    Column("name", String(512), nullable=False),
+    Column("user_id", String(512), nullable=True),  # the event's own `id`, if the sender set one
+    Column("ts", BigInteger, nullable=False),
+    Column("received_at", BigInteger, nullable=False),
+    Column("payload", Text, nullable=False),  # the full event object as the SDK will see it
+    Index("ix_events_name_received", "name", "received_at"),
+    Index("ix_events_received", "received_at"),
+    Index("ix_events_user_id", "user_id"),
+)
+
+# What admission decided for each (event, function) pair that started no run of its own.
+event_outcomes = Table(
+    "event_outcomes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", ID, nullable=False, index=True),
+    Column("function_id", ID, nullable=False),
+    Column("outcome", String(32), nullable=False),  # rate_limited, idempotent, debounced, ...
+    Column("run_id", ID, nullable=True),
+    Column("detail", Text, nullable=False, server_default=""),
+    Column("at", BigInteger, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("function_id", ID, nullable=False),
+    Column("status", String(16), nullable=False),  # QUEUED RUNNING COMPLETED FAILED ...
+    Column("event_ids", Text, nullable=False),  # JSON list, first = the triggering event
+    Column("batch_id", ID, nullable=True),
+    Column("cron", String(255), nullable=True),
+    Column("original_run_id", ID, nullable=True),  # set on reruns
+    Column("correlation_id", String(128), nullable=True),  # invoke: "<parent run>.<step>"
+    Column("created_at", BigInteger, nullable=False),
+    Column("started_at", BigInteger, nullable=True),
+    Column("ended_at", BigInteger, nullable=True),
+    Column("output", Text, nullable=True),  # JSON: return value, or the error object
+    Column("score", BigInteger, nullable=False),  # created_at - priority, for queue order
+    Column("lane", String(64), nullable=False),  # concurrency lane of every item of the run
+    Column("keys", Text, nullable=False, server_default="{}"),  # JSON: evaluated gate keys
+    Column("force_plan", Boolean, nullable=False, server_default="0"),
+    Column("pending", Text, nullable=False, server_default="[]"),  # JSON: open parallel steps
+    Column("step_count", Integer, nullable=False, server_default="0"),
+    Column("state_bytes", BigInteger, nullable=False, server_default="0"),
+    Column("cancel_requested", Boolean, nullable=False, server_default="0"),
+    Column("waiting", Text, nullable=True),  # JSON WaitReason: why the run is not moving
+    Column("warnings", Text, nullable=False, server_default="[]"),
+    Index("ix_runs_function_created", "function_id", "created_at"),
+    Index("ix_runs_status_created", "status", "created_at"),
+    Index("ix_runs_created", "created_at"),
+)
+
+# One memoized step result per (run, hashed step id): the exact JSON sent back to the SDK.
+steps = Table(
+    "steps",
+    metadata,
+    Column("run_id", ID, primary_key=True),
+    Column("step_id", String(64), primary_key=True),
+    Column("seq", Integer, nullable=False),
+    Column("name", Text, nullable=False, server_default=""),
+    Column("op", String(32), nullable=False),
+    Column("memo", Text, nullable=False),
+    Column("at", BigInteger, nullable=False),
+)
+
+# The run's timeline: every request made to the app, every sleep, wait and retry.
+history = Table(
+    "history",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", ID, nullable=False, index=True),
+    Column("kind", String(32), nullable=False),  # call, sleep, wait, invoke, retry, ...
+    Column("step_id", String(64), nullable=True),
+    Column("name", Text, nullable=False, server_default=""),
+    Column("attempt", Integer, nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False),
+    Column("started_at", BigInteger, nullable=False),
+    Column("ended_at", BigInteger, nullable=True),
+    Column("detail", Text, nullable=False, server_default="{}"),
+)
+
+# The durable queue. Every piece of future work is a row: calls to apps, sleeps, timeouts,
+# debounce and batch flushes, cron ticks. `lane` groups items that share concurrency keys.
+queue = Table(
+    "queue",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(24), nullable=False),
+    Column("run_id", ID, nullable=True),
+    Column("function_id", ID, nullable=True),
+    Column("step_id", String(64), nullable=False, server_default="step"),
+    Column("attempt", Integer, nullable=False, server_default="0"),
+    Column("available_at", BigInteger, nullable=False),
+    Column("score", BigInteger, nullable=False),
+    Column("lane", String(64), nullable=False),
+    Column("lease_until", BigInteger, nullable=False, server_default="0"),
+    Column("lease_owner", String(64), nullable=True),
+    Column("payload", Text, nullable=False, server_default="{}"),
+    Column("dedupe", String(255), nullable=True, unique=True),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_queue_lane_order", "lane", "score", "id"),
+    Index("ix_queue_lane_due", "lane", "available_at"),
+    Index("ix_queue_run", "run_id"),
+)
+
+# A lane is claimable from `next_at`; a lane whose head waits for a full key is parked on
+# that key (`blocked_on`) until a slot frees, so the claimer never scans or bounces it.
+lanes = Table(
+    "lanes",
+    metadata,
+    Column("lane", String(64), primary_key=True),
+    Column("next_at", BigInteger, nullable=False),
+    Column("head_score", BigInteger, nullable=False),
+    Column("blocked_on", KEY, nullable=True, index=True),
+    Column("limits", Text, nullable=False, server_default="[]"),  # JSON [[key_hash, limit]]
+    Index("ix_lanes_next", "next_at", "head_score"),
+)
+
+# One row per executing item per concurrency key; expired rows no longer count.
+slots = Table(
+    "slots",
+    metadata,
+    Column("key_hash", KEY, primary_key=True),
+    Column("item_id", Integer, primary_key=True),
+    Column("expires_at", BigInteger, nullable=False),
+)
+
+# Gate state: GCRA meters, idempotency records, debounce windows, batches, singleton locks.
+gate_state = Table(
+    "gate_state",
+    metadata,
+    Column("gate", String(16), primary_key=True),
+    Column("key_hash", KEY, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("expires_at", BigInteger, nullable=True),
+)
+
+# Open waits: wait_for_event pauses, invoke results and cancel-on subscriptions.
+waits = Table(
+    "waits",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(16), nullable=False),  # wait, cancel, invoke
+    Column("run_id", ID, nullable=False, index=True),
+    Column("step_id", String(64), nullable=True),
+    Column("event_name", String(512), nullable=False),
+    Column("expression", Text, nullable=True),
+    Column("correlation_id", String(128), nullable=True, index=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Index("ix_waits_event", "event_name", "created_at"),
+)
+
+event_runs = Table(
+    "event_runs",
+    metadata,
+    Column("event_id", ID, primary_key=True),
+    Column("run_id", ID, primary_key=True),
+)
+
+# Run idempotency by event id: one run per function per event id within 24 h.
+run_keys = Table(
+    "run_keys",
+    metadata,
+    Column("function_id", ID, primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("run_id", ID, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+)

@@ -1,0 +1,40 @@
+"""Asking an app to sync: PUT its serve URL; the SDK then posts its config to /fn/register."""
+
+import json
+
+from weir.platform.executor import signing
+from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.settings import Settings
+
+
+async def request_sync(client: AppClient, url: str, settings: Settings) -> str | None:
+    body = json.dumps({"url": url}, separators=(",", ":")).encode()
+    headers = {
+        "content-type": "application/json",
+        "x-inngest-server-kind": "dev" if settings.dev else "cloud",
+    }
+    if settings.signing_key:
+        headers["x-inngest-signature"] = signing.sign(body, settings.signing_key, _seconds())
+    try:
+        raw = await client.request("PUT", url, body, headers)
+    except TransportError as exc:
+        return f"could not reach {url}: {exc}"
+    return _sync_error(raw.status, raw.body)
+
+
+def _sync_error(status: int, body: bytes) -> str | None:
+    try:
+        value = json.loads(body)
+    except ValueError:
+        value = None
+    if status >= 300:
+        return f"the app answered HTTP {status}: {body[:500].decode('utf-8', 'replace')}"
+    if isinstance(value, dict) and value.get("error"):
+        return str(value["error"])  # the SDK passes /fn/register's error through with a 200
+    return None
+
+
+def _seconds() -> int:
+    import time
+
+    return int(time.time())
