@@ -12,6 +12,10 @@ class ExpressionError(ValueError):
         self.problem = "; ".join(problems)
         super().__init__(f"invalid expression {_excerpt(source)}: {self.problem}")
 
+    def __reduce__(self) -> tuple[type[ExpressionError], tuple[str, ...]]:
+        # Rebuild from the parts (not the message) when sent to another process.
+        return (type(self), (self.source, *self.problems))
+
 
 class EvaluationError(Exception):
     """Evaluating a valid expression failed at run time (missing field, type error, panic)."""
@@ -20,6 +24,9 @@ class EvaluationError(Exception):
         self.source = source
         self.reason = reason
         super().__init__(f"evaluating {_excerpt(source)} failed: {reason}")
+
+    def __reduce__(self) -> tuple[type[EvaluationError], tuple[str, str]]:
+        return (type(self), (self.source, self.reason))
 
 
 def _excerpt(source: str, limit: int = 80) -> str:

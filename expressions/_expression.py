@@ -75,9 +75,10 @@ def _checked_paths(source: str, variables: frozenset[str]) -> tuple[tuple[str, .
 
 
 def _unknown_names(unknown: list[str], variables: frozenset[str]) -> list[str]:
-    allowed = " and ".join(f"`{name}`" for name in sorted(variables)) or "no variables"
+    names = " and ".join(f"`{name}`" for name in sorted(variables))
+    allowed = f"only {names} may be referenced" if names else "no variables may be referenced"
     return [
-        f"unknown identifier `{name}`; only {allowed} may be referenced "
+        f"unknown identifier `{name}`; {allowed} "
         "(plus a comprehension's own loop variable inside it)"
         for name in dict.fromkeys(unknown)
     ]

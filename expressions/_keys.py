@@ -3,8 +3,8 @@
 Keys feed concurrency, throttle, rate-limit, debounce and idempotency: equal values must give
 equal keys whatever their Python spelling. JSON events from JavaScript carry every number as a
 double, so integral floats are written as integers (`120.0` -> "120"); beyond 2^53 a double no
-longer holds an exact integer, so those stay floats. Strings are used verbatim (so the string
-"120" and the number 120 share a key, as they do in Inngest).
+longer holds an exact integer, so those stay floats. Strings are used verbatim, so the string
+"120" and the number 120 share a key: a deliberate trade-off for readable keys.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -162,3 +163,25 @@ def test_a_real_panic_at_compile_becomes_an_expression_error() -> None:
     )
     assert child.returncode == 0, child.stderr[-2000:]
     assert child.stdout.startswith("the evaluator panicked on it: ")
+
+
+def test_errors_survive_pickling() -> None:
+    # Errors may cross process boundaries (worker pools); they keep their parts.
+    with pytest.raises(ExpressionError) as caught:
+        compile_expression("nope.x && (")
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert (copy.source, copy.problems, str(copy)) == (
+        caught.value.source,
+        caught.value.problems,
+        str(caught.value),
+    )
+    evaluation = pickle.loads(pickle.dumps(EvaluationError("event.x", "no such key")))
+    assert str(evaluation) == "evaluating `event.x` failed: no such key"
+
+
+def test_with_no_variables_any_identifier_is_unknown() -> None:
+    assert check_expression("1 + 1", ()) == []
+    assert check_expression("event.x", ()) == [
+        "unknown identifier `event`; no variables may be referenced "
+        "(plus a comprehension's own loop variable inside it)"
+    ]

@@ -1,8 +1,9 @@
 """Hostile and oversized expressions: rejected with a clear reason, or evaluated; never a crash.
 
 Everything here runs in this process. That is safe only because validation rejects the
-expressions known to crash the Rust evaluator before it sees them (see test_never_reaches_cel);
-those that pass validation were probed in child processes first (docs/building-blocks.md §1d).
+expressions known to crash the Rust evaluator before it sees them (the `cel_must_not_compile`
+fixture proves it); those that pass validation were probed in child processes first
+(docs/building-blocks.md §1d).
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import cel
 import pytest
 from weir.expressions import (
     MAX_EXPRESSION_BYTES,
     ExpressionError,
-    _evaluate,
     check_expression,
     compile_expression,
 )
@@ -23,7 +24,7 @@ from weir.expressions import (
 @pytest.fixture
 def cel_must_not_compile(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     reached: list[str] = []
-    monkeypatch.setattr(_evaluate.cel, "compile", reached.append)
+    monkeypatch.setattr(cel, "compile", reached.append)
     yield
     assert reached == [], "an expression that validation should reject reached the evaluator"
 
