@@ -1,0 +1,1 @@
+"""Example apps built with weir.sdk."""
