@@ -16,7 +16,7 @@ from ._errors import CodedError
 from ._function import Compiled
 from ._handler import failure, invoke
 from ._http import HttpRequest, HttpResponse, json_response, unauthorized
-from ._identity import REQ_VERSION, SDK_HEADER, VERSION
+from ._identity import REQ_VERSION, SDK_HEADER, VERSION, outgoing_headers
 from ._register import CAPABILITIES, post_register, register_payload
 from ._request import EventsMissingError, InvocationRequest, parse_invocation
 from ._sender import EventSender
@@ -215,7 +215,7 @@ class Endpoint:
     async def _load_from_api(self, parsed: InvocationRequest) -> InvocationRequest:
         """Large runs: the server asks us to fetch events and memos from its API (§7.3)."""
         base = f"{self.settings.api_origin}/v0/runs/{parsed.ctx.run_id}"
-        headers = {}
+        headers = outgoing_headers(self.settings)
         if self.settings.signing_key:
             headers["authorization"] = f"Bearer {hashed_key(self.settings.signing_key)}"
         async with httpx.AsyncClient(transport=self.transport, timeout=30) as http:

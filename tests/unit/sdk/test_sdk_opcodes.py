@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from sdk_proto_app import fixture, make_app, replay, without_stacks
+from weir.sdk._ops import hash_step_id
 
 EXACT = [
     "step_run_success",
@@ -182,3 +183,28 @@ async def test_every_response_carries_the_sdk_headers() -> None:
     assert response.headers["x-inngest-expected-server-kind"] == "dev"
     assert response.headers["x-inngest-sdk-handled"] == "true"
     assert response.headers["content-type"] == "application/json"
+
+
+async def test_use_api_fetches_events_and_memos_from_the_api() -> None:
+    captured = fixture("opcodes/use_api.json")
+    expected_paths = [r["path"] for r in captured["sdk_api_requests"]]
+    seen: list[httpx.Request] = []
+    event = captured["exchange"]["request"]["body"]["event"]
+
+    def api(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path.endswith("/batch"):
+            return httpx.Response(200, json=[event])
+        return httpx.Response(200, json={hash_step_id("work", None): {"data": {"n": 1}}})
+
+    app, _ = make_app(transport=httpx.MockTransport(api))
+    response = await replay(app, captured["exchange"])
+    assert response.json() == captured["exchange"]["response"]["body"]
+    assert [r.url.path for r in seen] == expected_paths
+
+
+async def test_use_api_failure_is_a_500() -> None:
+    captured = fixture("opcodes/use_api.json")
+    app, _ = make_app(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+    response = await replay(app, captured["exchange"])
+    assert response.status_code == 500
