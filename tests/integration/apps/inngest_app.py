@@ -1,0 +1,154 @@
+"""The integration functions, written with the official `inngest` SDK (twin of weir_app.py)."""
+
+import asyncio
+import datetime
+import os
+from typing import Any
+
+import inngest
+import inngest.fast_api
+from fastapi import FastAPI
+
+from tests.integration.apps.journal import note
+
+client = inngest.Inngest(app_id=os.environ.get("APP_ID", "inngestapp"), is_production=False)
+
+
+def trigger(name: str) -> inngest.TriggerEvent:
+    return inngest.TriggerEvent(event=name)
+
+
+@client.create_function(fn_id="steps", trigger=trigger("t/steps"))
+async def steps(ctx: inngest.Context) -> dict[str, Any]:
+    a = await ctx.step.run("a", lambda: ctx.event.data["x"] + 1)
+    b1 = await ctx.step.run("b", lambda: "first")
+    b2 = await ctx.step.run("b", lambda: "second")
+    return {"a": a, "b": [b1, b2]}
+
+
+@client.create_function(fn_id="sleeper", trigger=trigger("t/sleep"))
+async def sleeper(ctx: inngest.Context) -> str:
+    await ctx.step.sleep("nap", datetime.timedelta(seconds=1))
+    return "woke"
+
+
+@client.create_function(fn_id="waiter", trigger=trigger("t/wait"))
+async def waiter(ctx: inngest.Context) -> Any:
+    ev = await ctx.step.wait_for_event(
+        "w",
+        event="t/go",
+        if_exp="async.data.k == event.data.k",
+        timeout=datetime.timedelta(seconds=3),
+    )
+    return None if ev is None else ev.data
+
+
+@client.create_function(fn_id="child", trigger=trigger("t/child"))
+async def child(ctx: inngest.Context) -> int:
+    return int(ctx.event.data["n"]) * 2
+
+
+@client.create_function(fn_id="parent", trigger=trigger("t/parent"))
+async def parent(ctx: inngest.Context) -> Any:
+    return await ctx.step.invoke("call-child", function=child, data={"n": 21})
+
+
+@client.create_function(fn_id="sender", trigger=trigger("t/send"))
+async def sender(ctx: inngest.Context) -> int:
+    ids = await ctx.step.send_event("emit", inngest.Event(name="t/steps", data={"x": 41}))
+    return len(ids)
+
+
+@client.create_function(fn_id="flaky", trigger=trigger("t/flaky"), retries=3)
+async def flaky(ctx: inngest.Context) -> str:
+    def attempt() -> str:
+        note("flaky", attempt=ctx.attempt)
+        if ctx.attempt < 2:
+            raise ValueError(f"failing on attempt {ctx.attempt}")
+        return f"ok on attempt {ctx.attempt}"
+
+    return await ctx.step.run("f", attempt)
+
+
+@client.create_function(fn_id="caught", trigger=trigger("t/caught"), retries=1)
+async def caught(ctx: inngest.Context) -> str:
+    def boom() -> None:
+        raise ValueError("always")
+
+    try:
+        await ctx.step.run("boom", boom)
+    except inngest.StepError as exc:
+        return f"caught: {exc}"
+    return "not reached"
+
+
+async def doomed_failed(ctx: inngest.Context) -> str:
+    note("on_failure", run=ctx.event.data.get("run_id"))
+    return "handled"
+
+
+@client.create_function(
+    fn_id="doomed", trigger=trigger("t/doomed"), retries=0, on_failure=doomed_failed
+)
+async def doomed(ctx: inngest.Context) -> None:
+    def boom() -> None:
+        raise RuntimeError("doomed step")
+
+    await ctx.step.run("boom", boom)
+
+
+@client.create_function(fn_id="fanout", trigger=trigger("t/fanout"))
+async def fanout(ctx: inngest.Context) -> Any:
+    both = await ctx.group.parallel(
+        (lambda: ctx.step.run("p1", lambda: 1), lambda: ctx.step.run("p2", lambda: 2))
+    )
+    return list(both)
+
+
+@client.create_function(fn_id="nonretry", trigger=trigger("t/nonretry"), retries=4)
+async def nonretry(ctx: inngest.Context) -> None:
+    note("nonretry", attempt=ctx.attempt)
+    raise inngest.NonRetriableError("give up at once")
+
+
+@client.create_function(fn_id="fnretry", trigger=trigger("t/fnretry"), retries=2)
+async def fnretry(ctx: inngest.Context) -> int:
+    if ctx.attempt == 0:
+        raise RuntimeError("first attempt fails")
+    return ctx.attempt
+
+
+@client.create_function(fn_id="durable", trigger=trigger("t/durable"))
+async def durable(ctx: inngest.Context) -> list[int]:
+    done = []
+    for i in range(6):
+
+        async def work(i: int = i) -> int:
+            note("durable", step=i, run=ctx.run_id)
+            await asyncio.sleep(0.4)
+            return i
+
+        done.append(await ctx.step.run(f"s{i}", work))
+    return done
+
+
+app = FastAPI()
+inngest.fast_api.serve(
+    app,
+    client,
+    [
+        steps,
+        sleeper,
+        waiter,
+        child,
+        parent,
+        sender,
+        flaky,
+        caught,
+        doomed,
+        fanout,
+        nonretry,
+        fnretry,
+        durable,
+    ],
+)

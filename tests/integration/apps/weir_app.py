@@ -1,0 +1,125 @@
+"""The integration functions, written with Weir's own SDK (twin of inngest_app.py)."""
+
+import asyncio
+import os
+from typing import Any
+
+from fastapi import FastAPI
+from weir.sdk import Context, Event, NonRetriableError, StepError, Weir, serve
+
+from tests.integration.apps.journal import note
+
+weir = Weir(os.environ.get("APP_ID", "weirapp"), dev=True)
+
+
+@weir.function("steps", event="t/steps")
+async def steps(ctx: Context) -> dict[str, Any]:
+    a = await ctx.step.run("a", lambda: ctx.event.data["x"] + 1)
+    b1 = await ctx.step.run("b", lambda: "first")
+    b2 = await ctx.step.run("b", lambda: "second")
+    return {"a": a, "b": [b1, b2]}
+
+
+@weir.function("sleeper", event="t/sleep")
+async def sleeper(ctx: Context) -> str:
+    await ctx.step.sleep("nap", "1s")
+    return "woke"
+
+
+@weir.function("waiter", event="t/wait")
+async def waiter(ctx: Context) -> Any:
+    ev = await ctx.step.wait_for_event(
+        "w", event="t/go", if_exp="async.data.k == event.data.k", timeout="3s"
+    )
+    return None if ev is None else ev.data
+
+
+@weir.function("child", event="t/child")
+async def child(ctx: Context) -> int:
+    return int(ctx.event.data["n"]) * 2
+
+
+@weir.function("parent", event="t/parent")
+async def parent(ctx: Context) -> Any:
+    return await ctx.step.invoke("call-child", function=child, data={"n": 21})
+
+
+@weir.function("sender", event="t/send")
+async def sender(ctx: Context) -> int:
+    ids = await ctx.step.send_event("emit", Event(name="t/steps", data={"x": 41}))
+    return len(ids)
+
+
+@weir.function("flaky", event="t/flaky", retries=3)
+async def flaky(ctx: Context) -> str:
+    def attempt() -> str:
+        note("flaky", attempt=ctx.attempt)
+        if ctx.attempt < 2:
+            raise ValueError(f"failing on attempt {ctx.attempt}")
+        return f"ok on attempt {ctx.attempt}"
+
+    return await ctx.step.run("f", attempt)
+
+
+@weir.function("caught", event="t/caught", retries=1)
+async def caught(ctx: Context) -> str:
+    def boom() -> None:
+        raise ValueError("always")
+
+    try:
+        await ctx.step.run("boom", boom)
+    except StepError as exc:
+        return f"caught: {exc}"
+    return "not reached"
+
+
+async def doomed_failed(ctx: Context) -> str:
+    note("on_failure", run=ctx.event.data.get("run_id"))
+    return "handled"
+
+
+@weir.function("doomed", event="t/doomed", retries=0, on_failure=doomed_failed)
+async def doomed(ctx: Context) -> None:
+    def boom() -> None:
+        raise RuntimeError("doomed step")
+
+    await ctx.step.run("boom", boom)
+
+
+@weir.function("fanout", event="t/fanout")
+async def fanout(ctx: Context) -> Any:
+    both = await ctx.step.parallel(
+        [lambda: ctx.step.run("p1", lambda: 1), lambda: ctx.step.run("p2", lambda: 2)]
+    )
+    return list(both)
+
+
+@weir.function("nonretry", event="t/nonretry", retries=4)
+async def nonretry(ctx: Context) -> None:
+    note("nonretry", attempt=ctx.attempt)
+    raise NonRetriableError("give up at once")
+
+
+@weir.function("fnretry", event="t/fnretry", retries=2)
+async def fnretry(ctx: Context) -> int:
+    if ctx.attempt == 0:
+        raise RuntimeError("first attempt fails")
+    return ctx.attempt
+
+
+@weir.function("durable", event="t/durable")
+async def durable(ctx: Context) -> list[int]:
+    done = []
+    for i in range(6):
+
+        async def work(i: int = i) -> int:
+            note("durable", step=i, run=ctx.run_id)
+            await asyncio.sleep(0.4)
+            return i
+
+        done.append(await ctx.step.run(f"s{i}", work))
+    return done
+
+
+app = FastAPI()
+serve(app, weir)

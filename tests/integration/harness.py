@@ -1,0 +1,154 @@
+"""Real processes on loopback: a Weir server and an SDK app, each its own subprocess."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 20.0, every: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+        except (httpx.HTTPError, OSError, ValueError, KeyError):
+            last = None
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
+
+
+class Process:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.args, self.env, self.log = args, env, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen(self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class WeirServer(Process):
+    def __init__(self, tmp: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.db = tmp / "weir.db"
+        args = [
+            sys.executable,
+            "-m",
+            "weir",
+            "dev",
+            "--port",
+            str(self.port),
+            "--database-url",
+            f"sqlite:///{self.db}",
+            "--retry-interval",
+            "0.2",
+            *extra,
+        ]
+        super().__init__(args, os.environ | {"PYTHONUNBUFFERED": "1"}, tmp / "weir.log")
+
+    def start(self) -> None:
+        super().start()
+        wait_until(lambda: httpx.get(f"{self.url}/health").status_code == 200)
+
+    def send(self, name: str, data: dict[str, Any] | None = None, **fields: Any) -> str:
+        body = {"name": name, "data": data or {}, **fields}
+        resp = httpx.post(f"{self.url}/e/test", json=body)
+        assert resp.status_code == 200, resp.text
+        ids: list[str] = resp.json()["ids"]
+        return ids[0]
+
+    def runs(self, event_id: str) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = httpx.get(f"{self.url}/v1/events/{event_id}/runs").json()[
+            "data"
+        ]
+        return data
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = httpx.get(f"{self.url}/v1/runs/{run_id}").json()["data"]
+        return data
+
+    def finished_run(self, event_id: str, timeout: float = 20.0) -> dict[str, Any]:
+        """The one run the event started, once it has ended."""
+
+        def ended() -> dict[str, Any] | None:
+            runs = self.runs(event_id)
+            done = [r for r in runs if r["status"] in ("Completed", "Failed", "Cancelled")]
+            return self.run(done[0]["run_id"]) if done else None
+
+        result: dict[str, Any] = wait_until(ended, timeout)
+        return result
+
+
+class AppServer(Process):
+    def __init__(self, tmp: Path, module: str, app_id: str, weir_url: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/api/inngest"
+        self.journal = tmp / f"{app_id}.journal"
+        env = os.environ | {
+            "APP_ID": app_id,
+            "WEIR_TEST_JOURNAL": str(self.journal),
+            "INNGEST_DEV": weir_url,
+            "WEIR_BASE_URL": weir_url,
+            "PYTHONUNBUFFERED": "1",
+        }
+        args = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            f"{module}:app",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+        ]
+        super().__init__(args, env, tmp / f"{app_id}.log")
+
+    def start(self) -> None:
+        super().start()
+        wait_until(lambda: httpx.get(self.url).status_code == 200)
+
+    def sync(self) -> dict[str, Any]:
+        """What the dev server does: PUT the app, which then registers with Weir."""
+        resp = httpx.put(self.url, timeout=30)
+        body: dict[str, Any] = resp.json()
+        assert resp.status_code == 200 and body.get("ok"), body
+        return body
+
+    def entries(self, what: str) -> list[dict[str, Any]]:
+        if not self.journal.exists():
+            return []
+        lines = self.journal.read_text().splitlines()
+        return [e for e in map(json.loads, lines) if e["what"] == what]
