@@ -29,7 +29,7 @@ from weir.sdk import (
     serve,
 )
 
-FIXTURES = Path("/work/shared/docs/protocol-fixtures")
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 APP_URL = "http://127.0.0.1:18000/api/inngest"
 PRIMARY_KEY = "signkey-test-" + "12" * 32
 FALLBACK_KEY = "signkey-test-" + "ab" * 32
