@@ -4,7 +4,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from weir.platform.api import events, health, register, v1
+from weir.platform.api import events, gql, health, register, v1
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
@@ -22,6 +22,6 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
             await weir.stop()
 
     app = FastAPI(title="Weir", lifespan=lifespan)
-    for router in (health.router, events.router, register.router, v1.router):
+    for router in (health.router, events.router, register.router, v1.router, gql.router):
         app.include_router(router)
     return app

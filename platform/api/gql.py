@@ -1,0 +1,344 @@
+"""POST /v0/gql: the Dev Server GraphQL queries that Inngest's SDK tooling sends.
+
+Schema-first with ariadne: `gql_schema.graphql` holds the types (named as Inngest names them,
+so existing queries validate unchanged); the resolvers below read through `Platform.read`.
+A run's child spans are its steps; a span's `outputID` is an opaque token naming
+(run, step), resolved back to that step's memo — or, for the root span, to the run's output.
+"""
+
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ariadne import (
+    ObjectType,
+    QueryType,
+    graphql,
+    load_schema_from_path,
+    make_executable_schema,
+)
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from graphql import GraphQLError, GraphQLResolveInfo
+from weir.platform.api.deps import platform
+from weir.platform.functions.describe import describe_trigger
+from weir.platform.registry import Function
+from weir.platform.service import Platform
+from weir.platform.store import queries
+
+router = APIRouter(prefix="/v0")
+Info = GraphQLResolveInfo[dict[str, Any]]  # the context holds the Platform
+query = QueryType()
+function_run = ObjectType("FunctionRunV2")
+
+STEP_OPS = {
+    "StepRun": "RUN",
+    "StepFailed": "RUN",
+    "Sleep": "SLEEP",
+    "WaitForEvent": "WAIT_FOR_EVENT",
+    "InvokeFunction": "INVOKE",
+}
+OPEN_KINDS = {"sleep": "SLEEP", "wait": "WAIT_FOR_EVENT", "invoke": "INVOKE"}
+WRAPPED = ("StepRun", "StepFailed", "InvokeFunction")  # memos shaped {"data"} or {"error"}
+
+
+@router.post("/gql")
+async def gql(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
+    try:
+        body = await request.json()
+    except ValueError:
+        return JSONResponse({"errors": [{"message": "the request body is not JSON"}]}, 400)
+    ok, result = await graphql(SCHEMA, body, context_value={"platform": weir})
+    # Resolver errors still answer 200 with partial data, as GraphQL servers do.
+    return JSONResponse(result, 200 if ok or "data" in result else 400)
+
+
+def _weir(info: Info) -> Platform:
+    value: Platform = info.context["platform"]
+    return value
+
+
+# -- shared shapes -----------------------------------------------------------------------------
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def output_id(run_id: str, step_id: str = "") -> str:
+    raw = f"{run_id}/{step_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def parse_output_id(token: str) -> tuple[str, str]:
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise GraphQLError(f"unknown output id {token!r}") from None
+    run_id, sep, step_id = text.partition("/")
+    if not sep or not run_id:
+        raise GraphQLError(f"unknown output id {token!r}")
+    return run_id, step_id
+
+
+def function_json(fn: Function) -> dict[str, Any]:
+    return {
+        "id": fn.id,
+        "slug": fn.slug,
+        "name": fn.config.name,
+        "appID": fn.app_id,
+        "url": fn.url,
+        "triggers": [describe_trigger(t) for t in fn.config.triggers],
+    }
+
+
+def _run_json(weir: Platform, run: Any) -> dict[str, Any]:
+    fn = weir.registry.by_id.get(run.function_id)
+    return {
+        "id": run.id,
+        "functionID": fn.slug if fn else run.function_id,
+        "function": function_json(fn) if fn else None,
+        "status": run.status,
+        "queuedAt": iso(run.created_at),
+        "startedAt": iso(run.started_at),
+        "endedAt": iso(run.ended_at),
+        "finishedAt": iso(run.ended_at),
+        "output": run.output,
+    }
+
+
+# -- queries -----------------------------------------------------------------------------------
+@query.field("event")
+async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
+    weir = _weir(info)
+    event_id = str(query["eventId"])
+
+    def load(conn: Any) -> tuple[Any, list[Any]]:
+        found = queries.events_by_ids(conn, [event_id])
+        run_rows = queries.runs_by_ids(conn, queries.run_ids_for_event(conn, event_id))
+        return (found[0] if found else None), run_rows
+
+    row, run_rows = await weir.read(load)
+    if row is None:
+        return None
+    ended = [r for r in run_rows if r.status in ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")]
+    return {
+        "id": row.id,
+        "name": row.name,
+        "createdAt": iso(row.received_at),
+        "raw": row.payload,
+        "payload": row.payload,
+        "totalRuns": len(run_rows),
+        "pendingRuns": len(run_rows) - len(ended),
+        "functionRuns": [_run_json(weir, r) for r in run_rows],
+    }
+
+
+@query.field("run")
+async def resolve_run(_: Any, info: Info, runID: str) -> Any:
+    weir = _weir(info)
+    view = await weir.read(lambda c: queries.run_view(c, runID))
+    if view is None:
+        return None
+    return _run_json(weir, view.run) | {"_view": view}
+
+
+@function_run.field("trace")
+async def resolve_trace(parent: dict[str, Any], info: Info, **_: Any) -> Any:
+    return root_span(parent["_view"], _weir(info))
+
+
+@query.field("runTrace")
+async def resolve_run_trace(_: Any, info: Info, runID: str) -> Any:
+    weir = _weir(info)
+    view = await weir.read(lambda c: queries.run_view(c, runID))
+    if view is None:
+        raise GraphQLError(f"no run with id {runID!r}")
+    return root_span(view, weir)
+
+
+@query.field("runTrigger")
+async def resolve_run_trigger(_: Any, info: Info, runID: str) -> Any:
+    view = await _weir(info).read(lambda c: queries.run_view(c, runID))
+    if view is None:
+        raise GraphQLError(f"no run with id {runID!r}")
+    first = view.events[0] if view.events else None
+    return {
+        "eventName": first.name if first is not None else None,
+        "IDs": [e.id for e in view.events],
+        "payloads": [e.payload for e in view.events],
+        "timestamp": iso(first.received_at if first is not None else view.run.created_at),
+        "isBatch": view.run.batch_id is not None,
+        "batchID": view.run.batch_id,
+        "cron": view.run.cron,
+    }
+
+
+@query.field("runTraceSpanOutputByID")
+async def resolve_output(_: Any, info: Info, outputID: str) -> Any:
+    run_id, step_id = parse_output_id(outputID)
+    weir = _weir(info)
+    if not step_id:
+        view = await weir.read(lambda c: queries.run_view(c, run_id))
+        if view is None:
+            raise GraphQLError(f"unknown output id {outputID!r}")
+        return run_output(view.run)
+    step = await weir.read(lambda c: queries.get_step(c, run_id, step_id))
+    if step is None:
+        raise GraphQLError(f"unknown output id {outputID!r}")
+    return step_output(step.op, json.loads(step.memo))
+
+
+@query.field("functions")
+async def resolve_functions(_: Any, info: Info) -> Any:
+    fns = _weir(info).registry.by_slug.values()
+    return [function_json(fn) for fn in sorted(fns, key=lambda f: f.slug)]
+
+
+# -- outputs -----------------------------------------------------------------------------------
+def run_output(run: Any) -> dict[str, Any]:
+    if run.output is None:
+        return {"data": None, "error": None}
+    if run.status == "COMPLETED":
+        return {"data": run.output, "error": None}
+    return {"data": None, "error": error_json(json.loads(run.output))}
+
+
+def step_output(op: str, memo: Any) -> dict[str, Any]:
+    if op in WRAPPED and isinstance(memo, dict):
+        if "error" in memo:
+            return {"data": None, "error": error_json(memo["error"])}
+        return {"data": _text(memo.get("data")), "error": None}
+    return {"data": _text(memo), "error": None}  # sleeps (null) and waits (the event or null)
+
+
+def error_json(error: Any) -> dict[str, Any]:
+    if not isinstance(error, dict):
+        return {"message": str(error), "name": "Error", "stack": None}
+    stack = error.get("stack")
+    return {
+        "message": str(error.get("message") or ""),
+        "name": str(error.get("name") or "Error"),
+        "stack": stack if isinstance(stack, str) else None,
+    }
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+# -- spans -------------------------------------------------------------------------------------
+def root_span(view: queries.RunView, weir: Platform) -> dict[str, Any]:
+    run = view.run
+    fn = weir.registry.by_id.get(run.function_id)
+    children = step_spans(view)
+    return _span(
+        span_id=run.id,
+        name=fn.config.name if fn else run.function_id,
+        status=run.status,
+        times=(run.created_at, run.started_at, run.ended_at),
+        output=output_id(run.id) if run.output is not None else None,
+        children=children,
+    ) | {"isRoot": True, "attempts": None}
+
+
+def step_spans(view: queries.RunView) -> list[dict[str, Any]]:
+    """Memoized steps in order, then the steps still open (sleeping, waiting, invoking)."""
+    started = view.run.started_at or view.run.created_at
+    spans: list[dict[str, Any]] = []
+    for step in view.steps:
+        first = _first_start(view.history, step.step_id)
+        spans.append(_step_span(view, step, first if first is not None else started))
+        started = step.at
+    done = {s.step_id for s in view.steps}
+    for row in view.history:
+        if row.kind in OPEN_KINDS and row.ended_at is None and row.step_id not in done:
+            spans.append(_open_span(view.run.id, row))
+    return spans
+
+
+def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]:
+    memo = json.loads(step.memo)
+    failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED
+    return _span(
+        span_id=step.step_id,
+        name=step.name or step.step_id,
+        status="FAILED" if failed else "COMPLETED",
+        times=(started, started, step.at),
+        output=output_id(view.run.id, step.step_id),
+        children=[],
+        parent=view.run.id,
+    ) | {
+        "stepID": step.step_id,
+        "stepOp": STEP_OPS.get(step.op),
+        "attempts": attempts(view.history, step.step_id),
+    }
+
+
+def _open_span(run_id: str, row: Any) -> dict[str, Any]:
+    return _span(
+        span_id=row.step_id or str(row.id),
+        name=row.name or row.step_id or row.kind,
+        status="WAITING",
+        times=(row.started_at, row.started_at, None),
+        output=None,
+        children=[],
+        parent=run_id,
+    ) | {"stepID": row.step_id, "stepOp": OPEN_KINDS[row.kind], "attempts": 1}
+
+
+def _span(
+    *,
+    span_id: str,
+    name: str,
+    status: str,
+    times: tuple[int, int | None, int | None],
+    output: str | None,
+    children: list[dict[str, Any]],
+    parent: str | None = None,
+) -> dict[str, Any]:
+    queued, started, ended = times
+    duration = ended - started if started is not None and ended is not None else None
+    return {
+        "spanID": span_id,
+        "name": name,
+        "status": status,
+        "queuedAt": iso(queued),
+        "startedAt": iso(started),
+        "endedAt": iso(ended),
+        "duration": duration,
+        "isRoot": False,
+        "parentSpanID": parent,
+        "stepID": None,
+        "stepOp": None,
+        "outputID": output,
+        "childrenSpans": children,
+    }
+
+
+def _first_start(rows: list[Any], step_id: str) -> int | None:
+    starts = [r.started_at for r in rows if r.step_id == step_id]
+    return min(starts) if starts else None
+
+
+def attempts(rows: list[Any], step_id: str) -> int:
+    """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
+    tries = [r.attempt for r in rows if r.kind == "call" and _call_mentions(r, step_id)]
+    return max(tries) + 1 if tries else 1
+
+
+def _call_mentions(row: Any, step_id: str) -> bool:
+    if row.step_id == step_id:
+        return True
+    ops = json.loads(row.detail).get("ops") or []
+    return any(op.get("id") == step_id for op in ops if isinstance(op, dict))
+
+
+SCHEMA = make_executable_schema(
+    load_schema_from_path(str(Path(__file__).with_name("gql_schema.graphql"))),
+    query,
+    function_run,
+)

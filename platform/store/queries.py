@@ -1,0 +1,221 @@
+"""Named read operations for the GraphQL API and the web UI (no writes here).
+
+Lists page by keyset — `(created_at, id)` for runs, `(received_at, id)` for events — so that a
+page costs an index range scan whatever the table size; OFFSET would read every skipped row.
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy.sql.elements import ColumnElement
+from weir.platform.store.schema import (
+    event_outcomes,
+    event_runs,
+    events,
+    history,
+    queue,
+    runs,
+    slots,
+    steps,
+)
+
+MAX_PAGE = 200
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """A filter plus a keyset cursor: the page holds runs strictly older than the cursor."""
+
+    limit: int = 50
+    function_id: str | None = None
+    statuses: tuple[str, ...] = ()
+    since_ms: int | None = None
+    until_ms: int | None = None
+    before: tuple[int, str] | None = None  # (created_at, id) of the last row already shown
+    after: tuple[int, str] | None = None  # only rows newer than this (live polling)
+
+
+@dataclass(frozen=True)
+class EventPage:
+    limit: int = 50
+    name: str | None = None
+    before: tuple[int, str] | None = None  # (received_at, id)
+    after: tuple[int, str] | None = None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything the run pages show: the run, its memoized steps, timeline and events."""
+
+    run: Any
+    steps: list[Any]
+    history: list[Any]
+    events: list[Any]
+
+
+# -- runs --------------------------------------------------------------------------------------
+def list_runs(conn: Connection, page: RunPage) -> list[Any]:
+    query = select(runs).where(*_run_filters(page))
+    if page.after is not None:  # polling: the oldest new rows first, so none is skipped
+        order = (runs.c.created_at.asc(), runs.c.id.asc())
+    else:
+        order = (runs.c.created_at.desc(), runs.c.id.desc())
+    rows = list(conn.execute(query.order_by(*order).limit(_limit(page.limit))))
+    return rows[::-1] if page.after is not None else rows
+
+
+def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = []
+    if page.function_id:
+        conds.append(runs.c.function_id == page.function_id)
+    if page.statuses:
+        conds.append(runs.c.status.in_(page.statuses))
+    if page.since_ms is not None:
+        conds.append(runs.c.created_at >= page.since_ms)
+    if page.until_ms is not None:
+        conds.append(runs.c.created_at < page.until_ms)
+    if page.before is not None:
+        conds.append(_older(runs.c.created_at, runs.c.id, page.before))
+    if page.after is not None:
+        conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
+    return conds
+
+
+def _older(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
+    # Spelled out rather than as a row-value comparison so every backend uses the index.
+    return or_(at < cursor[0], and_(at == cursor[0], ident < cursor[1]))
+
+
+def _newer(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
+    return or_(at > cursor[0], and_(at == cursor[0], ident > cursor[1]))
+
+
+def _limit(limit: int) -> int:
+    return max(1, min(limit, MAX_PAGE))
+
+
+def run_view(conn: Connection, run_id: str) -> RunView | None:
+    run = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+    if run is None:
+        return None
+    step_rows = conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq))
+    hist = conn.execute(select(history).where(history.c.run_id == run_id).order_by(history.c.id))
+    return RunView(run, list(step_rows), list(hist), events_by_ids(conn, json.loads(run.event_ids)))
+
+
+def get_step(conn: Connection, run_id: str, step_id: str) -> Any:
+    query = select(steps).where(steps.c.run_id == run_id, steps.c.step_id == step_id)
+    return conn.execute(query).first()
+
+
+def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:
+    query = select(event_runs.c.run_id).where(event_runs.c.event_id == event_id)
+    return [str(r) for r in conn.execute(query.order_by(event_runs.c.run_id)).scalars()]
+
+
+def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Any]:
+    if not run_ids:
+        return []
+    query = select(runs).where(runs.c.id.in_(list(run_ids))).order_by(runs.c.id)
+    return list(conn.execute(query))
+
+
+# -- events ------------------------------------------------------------------------------------
+def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[Any]:
+    """Rows in the order of `event_ids` (the first is the run's trigger)."""
+    if not event_ids:
+        return []
+    rows = {r.id: r for r in conn.execute(select(events).where(events.c.id.in_(event_ids)))}
+    return [rows[i] for i in event_ids if i in rows]
+
+
+def list_events(conn: Connection, page: EventPage) -> list[Any]:
+    conds: list[ColumnElement[bool]] = []
+    if page.name:
+        conds.append(events.c.name == page.name)
+    if page.before is not None:
+        conds.append(_older(events.c.received_at, events.c.id, page.before))
+    if page.after is not None:
+        conds.append(_newer(events.c.received_at, events.c.id, page.after))
+    query = select(events).where(*conds)
+    if page.after is not None:
+        query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
+    else:
+        query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
+    rows = list(conn.execute(query.limit(_limit(page.limit))))
+    return rows[::-1] if page.after is not None else rows
+
+
+def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """For each event, the runs it is part of (started, or batched into)."""
+    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    if not event_ids:
+        return found
+    query = (
+        select(event_runs.c.event_id, runs.c.id, runs.c.status, runs.c.function_id)
+        .join(runs, runs.c.id == event_runs.c.run_id)
+        .where(event_runs.c.event_id.in_(list(event_ids)))
+        .order_by(runs.c.id)
+    )
+    for row in conn.execute(query):
+        found[row.event_id].append(row)
+    return found
+
+
+def outcomes_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """For each event, why a function started no run of its own (rate limited, ...)."""
+    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    if not event_ids:
+        return found
+    query = select(event_outcomes).where(event_outcomes.c.event_id.in_(list(event_ids)))
+    for row in conn.execute(query.order_by(event_outcomes.c.id)):
+        found[row.event_id].append(row)
+    return found
+
+
+# -- functions ---------------------------------------------------------------------------------
+def backlog_by_function(conn: Connection) -> dict[str, int]:
+    """Queued calls per function (steps and starts waiting to run, leased ones included)."""
+    query = (
+        select(queue.c.function_id, func.count())
+        .where(queue.c.kind == "exec", queue.c.function_id.is_not(None))
+        .group_by(queue.c.function_id)
+    )
+    return {str(fn): int(n) for fn, n in conn.execute(query)}
+
+
+@dataclass(frozen=True)
+class SlotUse:
+    function_id: str
+    key: str  # the evaluated key text; "" for the function-wide limit
+    limit: int
+    in_use: int
+
+
+def slots_in_use(conn: Connection, now_ms: int) -> list[SlotUse]:
+    """Live concurrency slots per key, named through the runs that hold them.
+
+    Only executing items hold slots, so this joins a handful of rows however big the queue.
+    """
+    query = (
+        select(slots.c.key_hash, queue.c.function_id, runs.c["keys"].label("run_keys"))
+        .join(queue, queue.c.id == slots.c.item_id)
+        .join(runs, runs.c.id == queue.c.run_id)
+        .where(slots.c.expires_at > now_ms)
+    )
+    counts: dict[tuple[str, str], list[Any]] = {}
+    for row in conn.execute(query):
+        key, limit = _key_of(json.loads(row.run_keys), row.key_hash)
+        entry = counts.setdefault((str(row.function_id), row.key_hash), [key, limit, 0])
+        entry[2] += 1
+    return [SlotUse(fn, k, lim, n) for (fn, _), (k, lim, n) in sorted(counts.items())]
+
+
+def _key_of(keys: dict[str, Any], key_hash: str) -> tuple[str, int]:
+    for value in keys.values():
+        if isinstance(value, dict) and value.get("hash") == key_hash:
+            return str(value.get("key", "")), int(value.get("limit", 0))
+    return "", 0
