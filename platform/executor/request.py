@@ -30,7 +30,7 @@ def build_body(
     state: CallState, *, fn_id: str, step_id: str, attempt: int, max_attempts: int
 ) -> bytes:
     stack = [m.step_id for m in state.memos]
-    body = {
+    body: dict[str, Any] = {
         "event": state.events[0] if state.events else {"name": "", "data": {}},
         "events": state.events,
         "steps": {m.step_id: json.loads(m.memo) for m in state.memos},

@@ -104,11 +104,15 @@ def _op(item: Any) -> Op:
         raise ValueError(f"an op must be an object with a string 'op', got {item!r:.200}")
     if not isinstance(item.get("id"), str) or not item["id"]:
         raise ValueError(f"op {item['op']} has no string 'id'")
-    opts = item.get("opts") if isinstance(item.get("opts"), dict) else {}
-    error = item.get("error") if isinstance(item.get("error"), dict) else None
-    name = item.get("name") if isinstance(item.get("name"), str) else ""
-    display = item.get("displayName") if isinstance(item.get("displayName"), str) else name
+    opts: dict[str, Any] = _typed(item.get("opts"), dict, {})
+    error: dict[str, Any] | None = _typed(item.get("error"), dict, None)
+    name: str = _typed(item.get("name"), str, "")
+    display: str = _typed(item.get("displayName"), str, name)
     return Op(item["op"], item["id"], name, display, opts, item.get("data"), error)
+
+
+def _typed(value: Any, kind: type, default: Any) -> Any:
+    return value if isinstance(value, kind) else default
 
 
 def _error_body(raw: RawResponse) -> dict[str, Any]:

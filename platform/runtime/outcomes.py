@@ -249,8 +249,8 @@ def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     opts = op.opts or {}
     timeout = opts.get("timeout")
     timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else WAIT_DEFAULT_MS
-    expr = opts.get("if") if isinstance(opts.get("if"), str) else None
-    event = opts.get("event") if isinstance(opts.get("event"), str) else op.name
+    expr: str | None = opts["if"] if isinstance(opts.get("if"), str) else None
+    event: str = opts["event"] if isinstance(opts.get("event"), str) else op.name
     waits.open_wait(tx, run, op.id, op.display_name, event, expr, timeout_ms)
     records.add_history(
         tx.conn,

@@ -69,17 +69,18 @@ class Database:
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="weir-writer", daemon=True)
         self._writer.start()
-        self._read_conns = threading.local()
 
     async def write(self, job: Job[T]) -> T:
         pending = _Pending(job)
         self._jobs.put(pending)
-        return await asyncio.wrap_future(pending.future)  # type: ignore[no-any-return]
+        result: T = await asyncio.wrap_future(pending.future)
+        return result
 
     def write_sync(self, job: Job[T]) -> T:
         pending = _Pending(job)
         self._jobs.put(pending)
-        return pending.future.result()  # type: ignore[no-any-return]
+        result: T = pending.future.result()
+        return result
 
     async def read(self, job: Job[T]) -> T:
         return await asyncio.to_thread(self.read_sync, job)
