@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from apscheduler.triggers.cron import CronTrigger as ApsCronTrigger
 from weir.platform.functions.cel_checks import EVENT_ONLY
 from weir.platform.functions.config import CronTrigger, EventTrigger, Trigger
+from weir.platform.functions.cron_dow import aps_cron
 from weir.platform.functions.durations import MINUTE_MS, SECOND_MS
 from weir.platform.functions.fields import (
     read_duration,
@@ -98,7 +98,7 @@ def parse_cron(text: str) -> tuple[str, str | None]:
         raise ValueError(f"a cron needs 5 fields ({_FIELDS}), got {len(fields)}")
     expression, zone_info = " ".join(fields), _zone_info(zone)
     try:
-        ApsCronTrigger.from_crontab(expression, timezone=zone_info)
+        aps_cron(expression, zone_info)
     except ValueError as error:
         raise ValueError(f"not a valid cron schedule: {error}") from None
     return expression, zone

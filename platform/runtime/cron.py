@@ -5,8 +5,8 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
-from apscheduler.triggers.cron import CronTrigger as ApsCron
 from weir.platform.functions import CronTrigger
+from weir.platform.functions.cron_dow import aps_cron
 from weir.platform.ingest import IncomingEvent, event_payload
 from weir.platform.registry import Function
 from weir.platform.runtime.runs import enqueue_timer
@@ -17,18 +17,10 @@ TIMER_EVENT = "inngest/scheduled.timer"
 
 
 def next_fire_ms(trigger: CronTrigger, after_ms: int) -> int | None:
-    aps = ApsCron.from_crontab(trigger.cron, timezone=trigger.timezone or "UTC")
-    after = datetime.fromtimestamp(after_ms / 1000, tz=UTC)
-    fire = aps.get_next_fire_time(None, after)
-    if fire is not None and int(fire.timestamp() * 1000) <= after_ms:
-        fire = aps.get_next_fire_time(fire, after.replace(microsecond=0) + _one_second())
+    """The first fire time strictly after `after_ms` (APScheduler rounds up to a second)."""
+    after = datetime.fromtimestamp((after_ms + 1) / 1000, tz=UTC)
+    fire = aps_cron(trigger.cron, trigger.timezone or "UTC").get_next_fire_time(None, after)
     return None if fire is None else int(fire.timestamp() * 1000)
-
-
-def _one_second() -> Any:
-    from datetime import timedelta
-
-    return timedelta(seconds=1)
 
 
 def ensure_ticks(tx: Tx) -> None:
