@@ -55,7 +55,7 @@ class Platform:
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._syncs: list[asyncio.Task[str | None]] = []
+        self._syncs: list[asyncio.Task[None]] = []
         self.ready = False
 
     def make_tx(self, conn: Connection) -> Tx:
@@ -85,7 +85,9 @@ class Platform:
             await self.db.write(lambda c: q.release_all_leases(c, now))
         self._task = asyncio.create_task(self.scheduler.run(self._stop))
         self.ready = True
-        self._syncs = [asyncio.create_task(self.sync_url(url)) for url in self.settings.app_urls]
+        self._syncs = [
+            asyncio.create_task(self._sync_at_start(url)) for url in self.settings.app_urls
+        ]
 
     async def stop(self) -> None:
         self._stop.set()
@@ -131,6 +133,13 @@ class Platform:
 
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
+
+    async def _sync_at_start(self, url: str, attempts: int = 120) -> None:
+        """Apps named at start may still be booting: keep asking for a minute."""
+        for _ in range(attempts):
+            if await self.sync_url(url) is None or self._stop.is_set():
+                return
+            await asyncio.sleep(0.5)
 
     async def sync_url(self, url: str) -> str | None:
         """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""
