@@ -6,8 +6,18 @@ merged into a batch or a debounce window); it records why on the event.
 """
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from weir.platform.runtime import (
+    flow_batch,
+    flow_cancel,
+    flow_debounce,
+    flow_limits,
+    flow_singleton,
+    flow_support,
+    flow_timeouts,
+    timers,
+)
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
 
@@ -16,17 +26,38 @@ if TYPE_CHECKING:
 
 Gate = Callable[[Tx, "Candidate"], bool]
 
-PRE_RUN_GATES: list[Gate] = []
+PRE_RUN_GATES: list[Gate] = [
+    flow_batch.gate,
+    flow_limits.idempotency_gate,
+    flow_limits.rate_limit_gate,
+    flow_debounce.gate,
+    flow_singleton.gate,
+]
 
 
 def place_start(tx: Tx, cand: "Candidate", plan: RunPlan) -> RunPlan:
     """When the run may start (throttle slot); unchanged without a throttle."""
-    return plan
+    plan = flow_singleton.with_key(cand, plan)
+    plan = flow_limits.place_throttled(tx, cand, plan)
+    return flow_support.with_late_warnings(cand, plan)
 
 
 def after_create(tx: Tx, cand: "Candidate", run_id: str) -> None:
-    """Cancel-on subscriptions and the start timeout of a new run."""
+    """Claims that name the new run, cancel-on subscriptions and the run's timeouts."""
+    flow_limits.claim_idempotency(tx, cand, run_id)
+    flow_singleton.take_lock(tx, cand, run_id)
+    flow_cancel.subscribe(tx, cand, run_id)
+    flow_timeouts.arm(tx, cand, run_id)
 
 
-def after_finish(tx: Tx, run: object) -> None:
+def after_finish(tx: Tx, run: Any) -> None:
     """Release what a run held for its whole life (its singleton lock)."""
+    flow_singleton.release(tx, run)
+
+
+for _kind, _handler in (
+    (flow_debounce.TIMER, flow_debounce.on_timer),
+    (flow_batch.TIMER, flow_batch.on_timer),
+    (flow_timeouts.TIMER, flow_timeouts.on_timer),
+):
+    timers.register(_kind, _handler)

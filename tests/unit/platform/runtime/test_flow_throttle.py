@@ -1,0 +1,132 @@
+"""Throttle wired into admission: exact start times in the queue, why a run waits, keys,
+bursts across period boundaries, and a restart in the middle of a backlog."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from flow_harness import NOON, Harness, config, waiting, warnings
+from weir.platform.functions import Throttle
+
+
+def model_starts(arrivals: list[int], period: int, limit: int, burst: int) -> list[int]:
+    """The GCRA rule of weir-semantics.md in exact fractions: slot = max(t, TAT − τ)."""
+    interval, tat = Fraction(period, limit), None
+    starts = []
+    for t in arrivals:
+        now = Fraction(t)
+        current = now if tat is None else max(tat, now)
+        starts.append(math.ceil(max(now, current - burst * interval)))
+        tat = current + interval
+    return starts
+
+
+def after(*offsets: int) -> list[int]:
+    return [NOON + offset for offset in offsets]
+
+
+def throttled(
+    tmp_path: Path, limit: int, period: int, burst: int = 0, key: str | None = None
+) -> Harness:
+    return Harness(tmp_path / "weir.db", config(throttle=Throttle(limit, period, burst, key)))
+
+
+def test_a_burst_from_idle_starts_one_then_one_per_interval(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=3, period=3000)
+    h.burst(NOON, [{"n": i} for i in range(5)])
+    assert h.start_times() == [NOON, NOON + 1000, NOON + 2000, NOON + 3000, NOON + 4000]
+
+
+def test_burst_lets_extra_runs_start_at_once(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=2, period=2000, burst=2)
+    h.burst(NOON, [{} for _ in range(5)])
+    assert h.start_times() == [NOON, NOON, NOON, NOON + 1000, NOON + 2000]
+
+
+def test_a_waiting_run_says_which_gate_holds_it_and_until_when(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=1, period=10_000, key="event.data.user")
+    h.burst(NOON, [{"user": "ann"}, {"user": "ann"}])
+    first, second = h.runs()
+    assert waiting(first) is None
+    reason = waiting(second)
+    assert reason is not None
+    assert reason["gate"] == "throttle"
+    assert reason["key"] == "ann"
+    assert reason["until_ms"] == NOON + 10_000
+    assert "12:00:10.000" in reason["words"]
+
+
+def test_runs_are_claimed_exactly_at_their_slots(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=4, period=1000)
+    h.burst(NOON, [{} for _ in range(6)])
+    h.advance(NOON + 2000)
+    assert [at for at, _ in h.started] == [
+        NOON,
+        NOON + 250,
+        NOON + 500,
+        NOON + 750,
+        NOON + 1000,
+        NOON + 1250,
+    ]
+    assert [run_id for _, run_id in h.started] == [r.id for r in h.runs()]
+
+
+def test_a_period_that_does_not_divide_rounds_each_start_up_without_drift(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=3, period=1000)
+    h.burst(NOON, [{} for _ in range(7)])
+    assert h.start_times() == [
+        NOON,
+        NOON + 334,
+        NOON + 667,
+        NOON + 1000,
+        NOON + 1334,
+        NOON + 1667,
+        NOON + 2000,
+    ]
+
+
+@pytest.mark.parametrize(
+    "offsets",
+    [
+        [900, 950, 999, 1000, 1001, 1100],  # straddles a period boundary at +1000
+        [0, 0, 0, 1999, 2000, 2001, 2001, 4500],
+        [10, 400, 800, 1200, 1600, 2000, 2400],  # exactly at the sustained rate
+    ],
+)
+def test_bursts_straddling_boundaries_match_the_gcra_model(
+    tmp_path: Path, offsets: list[int]
+) -> None:
+    h = throttled(tmp_path, limit=2, period=1000, burst=1)
+    for offset in offsets:
+        h.send(NOON + offset)
+    arrivals = [NOON + o for o in offsets]
+    assert h.start_times() == model_starts(arrivals, period=1000, limit=2, burst=1)
+
+
+def test_keys_interleave_without_sharing_a_meter(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=1, period=1000, key="event.data.k")
+    for i, k in enumerate(["a", "b", "a", "b", "a", "c"]):
+        h.send(NOON + i, {"k": k})
+    # a at +0, +2, +4; b at +1, +3; c at +5: each key runs its own meter
+    assert h.start_times() == [NOON, NOON + 1, NOON + 1000, NOON + 1001, NOON + 2000, NOON + 5]
+
+
+def test_a_restart_mid_backlog_continues_the_same_meter(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=2, period=2000)
+    h.burst(NOON, [{}, {}, {}])
+    h.restart()
+    h.send(NOON + 500)
+    assert h.start_times() == [NOON, NOON + 1000, NOON + 2000, NOON + 3000]
+
+
+def test_a_failing_key_uses_the_empty_key_with_a_warning(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=1, period=1000, key="event.data.missing.deep")
+    h.burst(NOON, [{}, {"missing": {"deep": "x"}}, {}])
+    first, keyed, _second = h.runs()
+    assert any("throttle" in w and "empty key" in w for w in warnings(first))
+    assert warnings(keyed) == []
+    assert h.start_times() == [NOON, NOON, NOON + 1000]  # the two failures share one bucket
+    assert "throttle" in h.runs()[0].keys
