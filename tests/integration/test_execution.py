@@ -133,3 +133,17 @@ def test_cancel_a_sleeping_run(weir_server: WeirServer, app: AppServer) -> None:
 def _history(server: WeirServer, event_id: str) -> list[dict[str, object]]:
     runs = server.runs(event_id)
     return server.run(runs[0]["run_id"])["history"] if runs else []
+
+
+def test_race_returns_the_first_branch(weir_server: WeirServer, app: AppServer) -> None:
+    run = weir_server.finished_run(weir_server.send("t/race"))
+    assert run["status"] == "Completed"
+    assert "fast" in str(run["output"])
+
+
+def test_retry_after_is_honoured(weir_server: WeirServer, app: AppServer) -> None:
+    run = weir_server.finished_run(weir_server.send("t/later"))
+    assert run["output"] == 1
+    attempts = app.entries("later")[-2:]
+    assert [e["attempt"] for e in attempts] == [0, 1]
+    assert attempts[1]["at"] - attempts[0]["at"] >= 1.9  # not the 0.2 s retry interval

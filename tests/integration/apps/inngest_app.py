@@ -105,6 +105,26 @@ async def fanout(ctx: inngest.Context) -> Any:
     return list(both)
 
 
+@client.create_function(fn_id="racer", trigger=trigger("t/race"))
+async def racer(ctx: inngest.Context) -> Any:
+    async def slow() -> str:
+        await asyncio.sleep(1.5)
+        return "slow"
+
+    return await ctx.group.parallel(
+        (lambda: ctx.step.run("fast", lambda: "fast"), lambda: ctx.step.run("slow", slow)),
+        parallel_mode=inngest.ParallelMode.RACE,
+    )
+
+
+@client.create_function(fn_id="later", trigger=trigger("t/later"), retries=1)
+async def later(ctx: inngest.Context) -> int:
+    note("later", attempt=ctx.attempt)
+    if ctx.attempt == 0:
+        raise inngest.RetryAfterError("not yet", datetime.timedelta(seconds=2))
+    return ctx.attempt
+
+
 @client.create_function(fn_id="nonretry", trigger=trigger("t/nonretry"), retries=4)
 async def nonretry(ctx: inngest.Context) -> None:
     note("nonretry", attempt=ctx.attempt)
@@ -147,6 +167,8 @@ inngest.fast_api.serve(
         caught,
         doomed,
         fanout,
+        racer,
+        later,
         nonretry,
         fnretry,
         durable,

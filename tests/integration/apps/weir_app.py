@@ -2,10 +2,11 @@
 
 import asyncio
 import os
+from datetime import timedelta
 from typing import Any
 
 from fastapi import FastAPI
-from weir.sdk import Context, Event, NonRetriableError, StepError, Weir, serve
+from weir.sdk import Context, Event, NonRetriableError, RetryAfterError, StepError, Weir, serve
 
 from tests.integration.apps.journal import note
 
@@ -92,6 +93,25 @@ async def fanout(ctx: Context) -> Any:
         [lambda: ctx.step.run("p1", lambda: 1), lambda: ctx.step.run("p2", lambda: 2)]
     )
     return list(both)
+
+
+@weir.function("racer", event="t/race")
+async def racer(ctx: Context) -> Any:
+    async def slow() -> str:
+        await asyncio.sleep(1.5)
+        return "slow"
+
+    return await ctx.step.race(
+        "pick", [lambda: ctx.step.run("fast", lambda: "fast"), lambda: ctx.step.run("slow", slow)]
+    )
+
+
+@weir.function("later", event="t/later", retries=1)
+async def later(ctx: Context) -> int:
+    note("later", attempt=ctx.attempt)
+    if ctx.attempt == 0:
+        raise RetryAfterError("not yet", retry_after=timedelta(seconds=2))
+    return ctx.attempt
 
 
 @weir.function("nonretry", event="t/nonretry", retries=4)
