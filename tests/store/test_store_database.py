@@ -1,0 +1,174 @@
+"""Database: one writer thread commits groups of jobs, each job under its own savepoint."""
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, insert, select
+from store_kit import Store
+from weir.platform.store.schema import gate_state
+
+WAIT_S = 30  # generous bound on waiting for another thread; never a measured time
+
+
+class JobFailed(Exception):
+    pass
+
+
+class Fatal(BaseException):
+    """Not an Exception: escapes a job's savepoint, as KeyboardInterrupt would."""
+
+
+def put(key: str) -> Callable[[Connection], str]:
+    def job(conn: Connection) -> str:
+        conn.execute(insert(gate_state).values(gate="t", key_hash=key, state="{}"))
+        return key
+
+    return job
+
+
+def keys_in(store: Store) -> list[str]:
+    return [str(r[0]) for r in store.rows("SELECT key_hash FROM gate_state ORDER BY key_hash")]
+
+
+class Blocker:
+    """A job that holds the writer thread until released: jobs sent meanwhile form one group."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.transactions: dict[str, object] = {}
+
+    def job(self, conn: Connection) -> None:
+        self.transactions["blocker"] = conn.get_transaction()
+        self.started.set()
+        assert self.release.wait(WAIT_S)
+
+    def recording(self, name: str, job: Callable[[Connection], Any]) -> Callable[[Connection], Any]:
+        def run(conn: Connection) -> Any:
+            self.transactions[name] = conn.get_transaction()  # the group's outer transaction
+            return job(conn)
+
+        return run
+
+
+def run_grouped(
+    store: Store, blocker: Blocker, jobs: dict[str, Callable[[Connection], Any]]
+) -> dict[str, Future[Any]]:
+    """Hold the writer, queue `jobs` behind it, then let it take them all as one group."""
+    pool = ThreadPoolExecutor(max_workers=len(jobs) + 1)
+    first = pool.submit(store.write, blocker.job)
+    assert blocker.started.wait(WAIT_S)
+    futures = {
+        name: pool.submit(store.write, blocker.recording(name, job)) for name, job in jobs.items()
+    }
+    _wait_until_queued(store, len(jobs))
+    blocker.release.set()
+    first.result(WAIT_S)
+    for f in futures.values():
+        f.exception(WAIT_S)
+    pool.shutdown()
+    return futures
+
+
+def _wait_until_queued(store: Store, n: int) -> None:
+    # The jobs are handed over by pool threads; give them a moment to reach the writer's queue.
+    # Whether they land in one group is checked afterwards, through the recorded transactions.
+    for _ in range(1000):
+        if store.db._jobs.qsize() >= n:
+            return
+        threading.Event().wait(0.005)
+
+
+def test_a_failing_job_rolls_back_alone_while_its_group_commits(store: Store) -> None:
+    blocker = Blocker()
+
+    def half_then_fail(conn: Connection) -> None:
+        put("b-before-failure")(conn)
+        raise JobFailed("b failed after writing")
+
+    futures = run_grouped(store, blocker, {"a": put("a"), "b": half_then_fail, "c": put("c")})
+    grouped = {id(blocker.transactions[name]) for name in "abc"}
+    assert len(grouped) == 1, "a, b and c should have shared one physical transaction"
+    assert futures["a"].result() == "a"
+    assert futures["c"].result() == "c"
+    with pytest.raises(JobFailed, match="b failed after writing"):
+        futures["b"].result()
+    assert keys_in(store) == ["a", "c"]
+
+
+def test_a_job_that_breaks_a_constraint_rolls_back_alone(store: Store) -> None:
+    store.write(put("taken"))
+    blocker = Blocker()
+    futures = run_grouped(store, blocker, {"a": put("a"), "dup": put("taken"), "c": put("c")})
+    assert futures["dup"].exception() is not None
+    assert futures["a"].result() == "a"
+    assert futures["c"].result() == "c"
+    assert keys_in(store) == ["a", "c", "taken"]
+
+
+def test_a_base_exception_aborts_its_whole_group_and_the_writer_goes_on(store: Store) -> None:
+    blocker = Blocker()
+
+    def fatal(conn: Connection) -> None:
+        raise Fatal("stop")
+
+    futures = run_grouped(store, blocker, {"a": put("a"), "fatal": fatal, "c": put("c")})
+    for name in ("a", "fatal", "c"):  # nothing of the group holds, and every caller hears it
+        assert isinstance(futures[name].exception(), Fatal)
+    assert keys_in(store) == []
+    assert store.write(put("after")) == "after"
+    assert keys_in(store) == ["after"]
+
+
+def test_write_returns_the_job_s_value_and_raises_its_error(store: Store) -> None:
+    def fail(conn: Connection) -> None:
+        raise JobFailed("no")
+
+    assert store.write(lambda c: 41 + 1) == 42
+    with pytest.raises(JobFailed, match="no"):
+        store.write(fail)
+
+
+async def test_async_writes_and_reads_go_through_the_same_store(store: Store) -> None:
+    results = await asyncio.gather(*(store.db.write(put(f"k{i:02}")) for i in range(50)))
+    assert results == [f"k{i:02}" for i in range(50)]
+    count = await store.db.read(lambda c: len(c.execute(select(gate_state)).all()))
+    assert count == 50
+
+
+async def test_a_failing_async_write_raises_in_its_caller_only(store: Store) -> None:
+    def fail(conn: Connection) -> None:
+        put("x")(conn)
+        raise JobFailed("x")
+
+    outcomes = await asyncio.gather(
+        store.db.write(put("a")),
+        store.db.write(fail),
+        store.db.write(put("b")),
+        return_exceptions=True,
+    )
+    assert outcomes[0] == "a" and outcomes[2] == "b"
+    assert isinstance(outcomes[1], JobFailed)
+    assert keys_in(store) == ["a", "b"]
+
+
+def test_readers_never_see_a_transaction_before_it_commits(store: Store) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow(conn: Connection) -> None:
+        put("pending")(conn)
+        started.set()
+        assert release.wait(WAIT_S)
+
+    with ThreadPoolExecutor(1) as pool:
+        done = pool.submit(store.write, slow)
+        assert started.wait(WAIT_S)
+        assert keys_in(store) == []
+        assert store.read(lambda c: c.execute(select(gate_state.c.key_hash)).all()) == []
+        release.set()
+        done.result(WAIT_S)
+    assert keys_in(store) == ["pending"]

@@ -1,0 +1,497 @@
+"""The durable queue's named operations: enqueue, claim, finish, retry, extend, leases, lanes."""
+
+import random
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+from store_kit import LEASE, Store, new_item
+from weir.platform.store import queue as q
+from weir.platform.store.database import Database, make_engine
+
+K1, K2, K3 = "k1" * 16, "k2" * 16, "k3" * 16  # key hashes
+PG_CLAIM_RACE = (
+    "known bug: under READ COMMITTED two claimers read the same due items and free slots; the "
+    "second UPDATE waits for the first, then re-leases the item (queue.py _lease has no lock "
+    "or lease guard), so one item runs twice and limits can be exceeded"
+)
+
+
+def enqueue(store: Store, *items: q.NewItem) -> list[int | None]:
+    return [store.write(lambda c, it=it: q.enqueue(c, it)) for it in items]
+
+
+def claim(store: Store, now: int, max_items: int = 10, lease: int = LEASE) -> list[q.Claimed]:
+    return store.write(lambda c: q.claim(c, now, max_items, lease))
+
+
+def finish(store: Store, item: q.Claimed, now: int) -> None:
+    store.write(lambda c: q.finish(c, item, now))
+
+
+def lane_row(store: Store, lane: str) -> tuple[Any, ...] | None:
+    rows = store.rows(
+        "SELECT next_at, head_score, blocked_on FROM lanes WHERE lane = :lane", lane=lane
+    )
+    return rows[0] if rows else None
+
+
+def due_lanes(store: Store, now: int) -> list[str]:
+    """Exactly the lanes the claimer reads at `now`."""
+    rows = store.rows("SELECT lane FROM lanes WHERE next_at <= :now ORDER BY lane", now=now)
+    return [str(r[0]) for r in rows]
+
+
+def in_use(store: Store, key: str, now: int) -> int:
+    return store.read(lambda c: q.in_use(c, key, now))
+
+
+def queue_count(store: Store) -> int:
+    return int(store.rows("SELECT count(*) FROM queue")[0][0])  # type: ignore[call-overload]
+
+
+# -- enqueue ---------------------------------------------------------------------------------
+
+
+def test_claim_returns_the_item_as_enqueued_with_a_fresh_token(store: Store) -> None:
+    [item_id] = enqueue(
+        store,
+        new_item("lane-a", score=7, run_id="run-1", step_id="s1", payload={"a": [1, "x"]}),
+    )
+    [got] = claim(store, now=5)
+    assert got.id == item_id
+    assert (got.kind, got.run_id, got.function_id, got.step_id) == ("exec", "run-1", "fn-1", "s1")
+    assert got.payload == {"a": [1, "x"]}
+    assert (got.attempt, got.lane, got.claimed_at, got.keys) == (0, "lane-a", 5, ())
+    assert got.token
+
+
+def test_enqueue_with_a_queued_dedupe_text_adds_nothing(store: Store) -> None:
+    first, second = enqueue(
+        store, new_item(dedupe="tick-1", score=1), new_item(dedupe="tick-1", score=2)
+    )
+    assert first is not None
+    assert second is None
+    assert queue_count(store) == 1
+    assert enqueue(store, new_item(dedupe="tick-2")) != [None]
+    assert queue_count(store) == 2
+
+
+def test_dedupe_holds_only_while_the_item_is_queued(store: Store) -> None:
+    enqueue(store, new_item(dedupe="once"))
+    [got] = claim(store, now=0)
+    # Claiming clears the dedupe text: the next occurrence may be queued while this one runs.
+    [again] = enqueue(store, new_item(dedupe="once"))
+    assert again is not None and again != got.id
+
+
+def test_enqueue_creates_the_lane_at_its_earliest_item(store: Store) -> None:
+    enqueue(
+        store,
+        new_item("lane-a", score=50, available_at=300, limits=((K1, 2),)),
+        new_item("lane-a", score=20, available_at=100),
+        new_item("lane-a", score=90, available_at=200),
+    )
+    assert lane_row(store, "lane-a") == (100, 20, None)
+    assert store.rows("SELECT limits FROM lanes") == [(f'[["{K1}", 2]]',)]
+
+
+# -- claim order and due times ---------------------------------------------------------------
+
+
+def test_items_are_claimed_in_score_order_within_a_lane(store: Store) -> None:
+    ids = enqueue(store, *(new_item(score=s, step_id=f"s{s}") for s in (30, 10, 20, 10)))
+    claimed = claim(store, now=0)
+    assert [c.step_id for c in claimed] == ["s10", "s10", "s20", "s30"]
+    assert [c.id for c in claimed[:2]] == [ids[1], ids[3]]  # equal scores: first queued first
+
+
+def test_one_claim_at_a_time_takes_the_lowest_score_first(store: Store) -> None:
+    enqueue(store, *(new_item(score=s, step_id=f"s{s}") for s in (3, 1, 2)))
+    taken = [claim(store, now=0, max_items=1)[0].step_id for _ in range(3)]
+    assert taken == ["s1", "s2", "s3"]
+    assert claim(store, now=0) == []
+
+
+def test_items_not_yet_due_are_not_claimed(store: Store) -> None:
+    enqueue(store, new_item(score=0, available_at=100, step_id="later"))
+    enqueue(store, new_item(score=5, available_at=0, step_id="now"))
+    assert [c.step_id for c in claim(store, now=99)] == ["now"]
+    assert claim(store, now=99) == []
+    assert [c.step_id for c in claim(store, now=100)] == ["later"]
+
+
+def test_claim_takes_at_most_max_items(store: Store) -> None:
+    enqueue(store, *(new_item(f"lane-{i % 3}", score=i) for i in range(10)))
+    assert len(claim(store, now=0, max_items=4)) == 4
+    assert len(claim(store, now=0, max_items=4)) == 4
+    assert len(claim(store, now=0, max_items=4)) == 2
+
+
+def test_lanes_with_the_lowest_head_score_are_served_first(store: Store) -> None:
+    enqueue(store, new_item("lane-late", score=100), new_item("lane-early", score=10))
+    [first] = claim(store, now=0, max_items=1)
+    assert first.lane == "lane-early"
+
+
+def test_a_claimed_item_is_not_claimed_again_while_leased(store: Store) -> None:
+    enqueue(store, new_item())
+    assert len(claim(store, now=0)) == 1
+    assert claim(store, now=LEASE - 1) == []
+
+
+# -- leases ----------------------------------------------------------------------------------
+
+
+def test_an_expired_lease_makes_the_item_claimable_again(store: Store) -> None:
+    enqueue(store, new_item())
+    [first] = claim(store, now=0)
+    assert claim(store, now=LEASE - 1) == []
+    [second] = claim(store, now=LEASE)
+    assert second.id == first.id
+    assert second.token != first.token
+    assert second.claimed_at == LEASE
+
+
+def test_finish_with_a_stale_token_raises_lease_lost_and_changes_nothing(store: Store) -> None:
+    enqueue(store, new_item(limits=((K1, 1),)))
+    [first] = claim(store, now=0)
+    [second] = claim(store, now=LEASE)
+    with pytest.raises(q.LeaseLost):
+        finish(store, first, now=LEASE + 1)
+    assert queue_count(store) == 1
+    assert in_use(store, K1, LEASE + 1) == 1  # the new holder keeps its slot
+    finish(store, second, now=LEASE + 2)
+    assert queue_count(store) == 0
+    assert in_use(store, K1, LEASE + 2) == 0
+
+
+def test_finishing_twice_raises_lease_lost(store: Store) -> None:
+    enqueue(store, new_item())
+    [got] = claim(store, now=0)
+    finish(store, got, now=1)
+    with pytest.raises(q.LeaseLost):
+        finish(store, got, now=2)
+
+
+def test_finishing_the_last_item_removes_its_lane(store: Store) -> None:
+    enqueue(store, new_item("lane-a"), new_item("lane-a"))
+    first, second = claim(store, now=0)
+    finish(store, first, now=1)
+    assert lane_row(store, "lane-a") is not None
+    finish(store, second, now=2)
+    assert lane_row(store, "lane-a") is None
+    assert store.read(q.next_due) is None
+
+
+def test_extend_keeps_the_lease_and_the_slots(store: Store) -> None:
+    enqueue(store, new_item(limits=((K1, 1),)), new_item(limits=((K1, 1),)))
+    [held] = claim(store, now=0)
+    store.write(lambda c: q.extend(c, [held], 5 * LEASE))
+    assert claim(store, now=LEASE) == []
+    assert in_use(store, K1, 5 * LEASE - 1) == 1
+    [again] = claim(store, now=5 * LEASE)
+    assert again.id == held.id  # only now, with the extended lease gone
+
+
+def test_extend_with_a_stale_token_does_not_move_the_new_lease(store: Store) -> None:
+    enqueue(store, new_item())
+    [stale] = claim(store, now=0)
+    [fresh] = claim(store, now=LEASE)
+    store.write(lambda c: q.extend(c, [stale], 100 * LEASE))
+    [again] = claim(store, now=2 * LEASE)  # the fresh lease ended at 2 * LEASE, not later
+    assert again.id == fresh.id
+
+
+def test_release_all_leases_makes_everything_claimable_at_once(store: Store) -> None:
+    enqueue(
+        store,
+        new_item("lane-a", limits=((K1, 1),)),
+        new_item("lane-a", limits=((K1, 1),)),
+        new_item("lane-b"),
+    )
+    held = claim(store, now=0)
+    assert claim(store, now=1) == []  # lane-a parks on K1
+    assert lane_row(store, "lane-a")[2] == K1  # type: ignore[index]
+    released = store.write(lambda c: q.release_all_leases(c, 10))
+    assert released == len(held) == 2
+    assert store.rows("SELECT count(*) FROM slots") == [(0,)]
+    assert store.rows("SELECT count(*) FROM lanes WHERE blocked_on IS NOT NULL") == [(0,)]
+    assert store.rows("SELECT count(*) FROM queue WHERE lease_owner IS NOT NULL") == [(0,)]
+    for item in held:
+        with pytest.raises(q.LeaseLost):
+            finish(store, item, now=11)
+    again = claim(store, now=10)
+    assert sorted(c.id for c in again) == sorted(c.id for c in held)
+
+
+# -- retry -----------------------------------------------------------------------------------
+
+
+def test_retry_puts_the_item_back_for_its_next_attempt(store: Store) -> None:
+    enqueue(store, new_item(step_id="s"))
+    [got] = claim(store, now=0)
+    store.write(lambda c: q.retry(c, got, available_at=500, now=10))
+    assert claim(store, now=499) == []
+    [again] = claim(store, now=500)
+    assert (again.id, again.step_id, again.attempt) == (got.id, "s", 1)
+    assert again.token != got.token
+
+
+def test_retry_with_a_stale_token_raises_lease_lost(store: Store) -> None:
+    enqueue(store, new_item())
+    [stale] = claim(store, now=0)
+    [fresh] = claim(store, now=LEASE)
+    with pytest.raises(q.LeaseLost):
+        store.write(lambda c: q.retry(c, stale, available_at=5, now=LEASE + 1))
+    assert store.rows("SELECT attempt, lease_owner FROM queue") == [(0, fresh.token)]
+
+
+def test_retry_frees_the_slot_for_the_next_item(store: Store) -> None:
+    enqueue(
+        store,
+        new_item(score=0, step_id="a", limits=((K1, 1),)),
+        new_item(score=1, step_id="b", limits=((K1, 1),)),
+    )
+    [a] = claim(store, now=0)
+    assert claim(store, now=1) == []
+    store.write(lambda c: q.retry(c, a, available_at=1000, now=2))
+    assert [c.step_id for c in claim(store, now=2)] == ["b"]
+
+
+# -- concurrency limits and parked lanes -----------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_a_lane_never_holds_more_than_its_limit(store: Store, limit: int) -> None:
+    enqueue(store, *(new_item(score=i, limits=((K1, limit),)) for i in range(5)))
+    now, done = 0, 0
+    while done < 5:
+        held = claim(store, now=now)
+        assert len(held) == limit if 5 - done >= limit else len(held) == 5 - done
+        assert in_use(store, K1, now) == len(held)
+        assert claim(store, now=now) == []  # full: nothing more, however often we ask
+        for item in held:
+            finish(store, item, now=now)
+            done += 1
+        now += 1
+    assert queue_count(store) == 0
+
+
+def test_a_key_shared_by_two_lanes_limits_them_together(store: Store) -> None:
+    enqueue(store, *(new_item("lane-a", score=i, limits=((K1, 2),)) for i in range(3)))
+    enqueue(store, *(new_item("lane-b", score=i, limits=((K1, 2), (K2, 5))) for i in range(3)))
+    held = claim(store, now=0)
+    assert len(held) == 2
+    assert claim(store, now=1) == []
+    assert in_use(store, K1, 1) == 2
+    finish(store, held[0], now=2)
+    [next_one] = claim(store, now=2)
+    assert K1 in next_one.keys
+
+
+def test_the_tightest_of_several_keys_governs(store: Store) -> None:
+    enqueue(store, *(new_item(score=i, limits=((K1, 5), (K2, 2))) for i in range(6)))
+    held = claim(store, now=0)
+    assert len(held) == 2
+    assert all(h.keys == (K1, K2) for h in held)
+    assert (in_use(store, K1, 0), in_use(store, K2, 0)) == (2, 2)
+
+
+def test_a_limit_of_zero_means_unlimited(store: Store) -> None:
+    enqueue(store, *(new_item(score=i, limits=((K1, 0),)) for i in range(6)))
+    assert len(claim(store, now=0)) == 6
+
+
+def test_a_full_lane_is_parked_on_its_key_and_not_scanned(store: Store) -> None:
+    enqueue(store, *(new_item("lane-a", score=i, limits=((K1, 1),)) for i in range(3)))
+    [held] = claim(store, now=0)
+    assert claim(store, now=5) == []  # looks once, finds K1 full, parks
+    assert lane_row(store, "lane-a") == (LEASE, 1, K1)  # next look: when the slot would expire
+    assert due_lanes(store, now=LEASE - 1) == []
+    # A new item in a parked lane does not unpark it: its head still needs the key.
+    enqueue(store, new_item("lane-a", score=-5, available_at=6, limits=((K1, 1),)))
+    assert lane_row(store, "lane-a") == (LEASE, -5, K1)
+    assert due_lanes(store, now=LEASE - 1) == []
+    finish(store, held, now=7)  # the slot frees: the lane is due again at once
+    assert lane_row(store, "lane-a")[2] is None  # type: ignore[index]
+    assert due_lanes(store, now=7) == ["lane-a"]
+    [nxt] = claim(store, now=7)
+    assert nxt.payload == {} and nxt.lane == "lane-a"
+
+
+def test_freeing_a_shared_key_wakes_the_lanes_parked_on_it(store: Store) -> None:
+    enqueue(store, new_item("lane-a", limits=((K1, 1),)))
+    [held] = claim(store, now=0)
+    enqueue(store, new_item("lane-b", limits=((K1, 1),)))
+    assert claim(store, now=1) == []
+    assert lane_row(store, "lane-b") == (LEASE, 0, K1)
+    finish(store, held, now=2)
+    assert lane_row(store, "lane-b") == (2, 0, None)
+    [got] = claim(store, now=2)
+    assert got.lane == "lane-b"
+
+
+def test_a_parked_lane_is_looked_at_again_when_the_holder_s_lease_runs_out(store: Store) -> None:
+    enqueue(
+        store,
+        new_item(score=0, step_id="a", limits=((K1, 1),)),
+        new_item(score=1, step_id="b", limits=((K1, 1),)),
+    )
+    [a] = claim(store, now=0)
+    assert claim(store, now=1) == []
+    # The holder died without finishing: at its lease's end the lane is due, the slot is free,
+    # and the dead holder's item (lower score) is taken over first.
+    assert due_lanes(store, now=LEASE) == ["lane-a"]
+    [again] = claim(store, now=LEASE)
+    assert (again.id, again.step_id) == (a.id, "a")
+    assert in_use(store, K1, LEASE) == 1
+
+
+def test_a_full_key_does_not_hold_up_other_lanes(store: Store) -> None:
+    enqueue(store, *(new_item("hot", score=i, limits=((K1, 1),)) for i in range(50)))
+    enqueue(store, *(new_item(f"cold-{i}", score=100 + i) for i in range(3)))
+    first = claim(store, now=0, max_items=1)
+    assert [c.lane for c in first] == ["hot"]
+    rest = claim(store, now=0)
+    assert sorted(c.lane for c in rest) == ["cold-0", "cold-1", "cold-2"]
+    assert lane_row(store, "hot")[2] == K1  # type: ignore[index]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_claims_finishes_and_retries_never_exceed_any_limit(store: Store, seed: int) -> None:
+    rng = random.Random(seed)
+    lane_limits = {
+        "a": ((K1, 1),),
+        "b": ((K1, 1), (K2, 2)),
+        "c": ((K2, 2),),
+        "d": ((K3, 2),),
+        "e": (),
+    }
+    limit_of = {K1: 1, K2: 2, K3: 2}
+    total = 40
+    for _ in range(total):
+        lane = rng.choice(sorted(lane_limits))
+        enqueue(store, new_item(lane, score=rng.randint(0, 100), limits=lane_limits[lane]))
+    lease = 10**9  # no lease runs out here: every held item is really held
+    held: dict[int, q.Claimed] = {}
+    now, finished = 0, 0
+    for _ in range(3000):
+        if finished == total:
+            break
+        now += rng.randint(0, 3)
+        action = rng.random()
+        if action < 0.5 or not held:
+            for c in claim(store, now=now, max_items=rng.randint(1, 5), lease=lease):
+                assert c.id not in held
+                held[c.id] = c
+        elif action < 0.85:
+            item = held.pop(rng.choice(sorted(held)))
+            finish(store, item, now=now)
+            finished += 1
+        else:
+            item = held.pop(rng.choice(sorted(held)))
+            when = now + rng.randint(0, 20)
+            store.write(lambda c, it=item, at=when, t=now: q.retry(c, it, available_at=at, now=t))
+        counts = Counter(key for item in held.values() for key in item.keys)
+        for key, limit in limit_of.items():
+            assert counts[key] <= limit
+            assert in_use(store, key, now) == counts[key]
+    assert finished == total
+    assert queue_count(store) == 0
+
+
+# -- removal, timers, next due ---------------------------------------------------------------
+
+
+def test_remove_run_items_keeps_the_finishing_item_and_items_in_flight(store: Store) -> None:
+    ids = enqueue(
+        store,
+        new_item("lane-a", score=0, run_id="run-1", step_id="in-flight"),
+        new_item("lane-b", score=1, run_id="run-1", step_id="queued", available_at=50),
+        new_item("lane-c", score=2, run_id="run-1", step_id="keep", available_at=50),
+        new_item("lane-d", score=3, run_id="run-2", step_id="other", available_at=50),
+    )
+    claim(store, now=0)
+    store.write(lambda c: q.remove_run_items(c, "run-1", ids[2], 1))
+    left = store.rows("SELECT step_id FROM queue ORDER BY id")
+    assert left == [("in-flight",), ("keep",), ("other",)]
+    assert lane_row(store, "lane-b") is None
+
+
+def test_remove_by_dedupe_drops_only_the_queued_item(store: Store) -> None:
+    enqueue(store, new_item("lane-a", dedupe="x"), new_item("lane-b", dedupe="y"))
+    store.write(lambda c: q.remove_by_dedupe(c, "x"))
+    store.write(lambda c: q.remove_by_dedupe(c, "absent"))
+    assert store.rows("SELECT dedupe FROM queue") == [("y",)]
+    assert lane_row(store, "lane-a") is None
+
+
+def test_timer_items_are_claimed_without_any_limit(store: Store) -> None:
+    enqueue(store, *(new_item(q.TIMER_LANE, kind="sleep", available_at=i) for i in range(20)))
+    assert len(claim(store, now=19, max_items=100)) == 20
+
+
+def test_next_due_is_the_earliest_lane_look(store: Store) -> None:
+    assert store.read(q.next_due) is None
+    enqueue(store, new_item("lane-a", available_at=300), new_item("lane-b", available_at=200))
+    assert store.read(q.next_due) == 200
+    claim(store, now=200)
+    assert store.read(q.next_due) == 300
+
+
+# -- several processes sharing one store -----------------------------------------------------
+
+
+def test_two_writers_sharing_one_database_never_exceed_a_limit(
+    store: Store, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Invariant 3 across processes: each Database stands for one Weir process."""
+    if backend == "postgresql":
+        request.applymarker(pytest.mark.xfail(reason=PG_CLAIM_RACE, strict=False))
+    other = Database(make_engine(store.url))
+    total = 40
+    enqueue(store, *(new_item(f"lane-{i % 2}", score=i, limits=((K1, 1),)) for i in range(total)))
+    lock = threading.Lock()
+    held: set[int] = set()
+    problems: list[str] = []
+    finished = [0]
+
+    def work(db: Database) -> None:
+        for _ in range(20 * total):
+            if finished[0] >= total or problems:
+                return
+            try:
+                claimed = db.write_sync(lambda c: q.claim(c, 0, 2, 10**9))
+            except Exception as exc:
+                problems.append(f"claim raised {exc!r}")
+                return
+            with lock:
+                for c in claimed:
+                    if c.id in held:
+                        problems.append(f"item {c.id} claimed by two holders at once")
+                    held.add(c.id)
+                if len(held) > 1:
+                    problems.append(f"{len(held)} items hold key K1 (limit 1): {sorted(held)}")
+            for c in claimed:
+                with lock:
+                    held.discard(c.id)
+                try:
+                    db.write_sync(lambda conn, it=c: q.finish(conn, it, 0))
+                except Exception as exc:
+                    problems.append(f"finish of item {c.id} raised {exc!r}: claimed twice?")
+                    return
+                with lock:
+                    finished[0] += 1
+
+    threads = [threading.Thread(target=work, args=(db,)) for db in (store.db, other)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    finally:
+        other.close()
+    assert problems == []
+    assert finished[0] == total
