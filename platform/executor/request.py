@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import rfc8785
 
 REQUEST_VERSION = 2
+MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,11 @@ def build_body(
             "max_attempts": max_attempts,
             "disable_immediate_execution": bool(state.run.force_plan),
             "stack": {"stack": stack, "current": len(stack)},
-            "use_api": False,
+            "use_api": use_api,
             "fn_id": fn_id,
             "step_id": step_id,
         },
-        "use_api": False,
+        "use_api": use_api,
         "version": REQUEST_VERSION,
     }
     return bytes(rfc8785.dumps(body))

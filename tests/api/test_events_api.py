@@ -75,3 +75,13 @@ def test_unknown_ids_get_a_404_that_names_them(client: TestClient) -> None:
     resp = client.get("/v1/runs/nope")
     assert resp.status_code == 404
     assert "nope" in resp.json()["error"]
+
+
+def test_run_state_api_serves_events_and_steps_for_use_api(client: TestClient) -> None:
+    client.post("/fn/register", json=sync_body(function("a", event="t/state")))
+    event_id = client.post("/e/key", json={"name": "t/state", "data": {"n": 1}}).json()["ids"][0]
+    run_id = client.get(f"/v1/events/{event_id}/runs").json()["data"][0]["run_id"]
+    batch = client.get(f"/v0/runs/{run_id}/batch").json()
+    assert [(e["name"], e["data"]) for e in batch] == [("t/state", {"n": 1})]
+    assert client.get(f"/v0/runs/{run_id}/actions").json() == {}
+    assert client.get("/v0/runs/missing/actions").status_code == 404

@@ -1,0 +1,37 @@
+"""The run-state API the SDK calls when a request says `use_api` (protocol §7.3)."""
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from weir.platform.api.deps import platform
+from weir.platform.service import Platform
+from weir.platform.store import records
+
+router = APIRouter(prefix="/v0/runs")
+
+
+@router.get("/{run_id}/batch")
+async def run_events(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    def load(conn: Any) -> list[dict[str, Any]] | None:
+        run = records.get_run(conn, run_id)
+        return None if run is None else records.load_event_payloads(conn, json.loads(run.event_ids))
+
+    found = await weir.read(load)
+    return _missing(run_id) if found is None else JSONResponse(found)
+
+
+@router.get("/{run_id}/actions")
+async def run_steps(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    def load(conn: Any) -> dict[str, Any] | None:
+        if records.get_run(conn, run_id) is None:
+            return None
+        return {m.step_id: json.loads(m.memo) for m in records.load_memos(conn, run_id)}
+
+    found = await weir.read(load)
+    return _missing(run_id) if found is None else JSONResponse(found)
+
+
+def _missing(run_id: str) -> JSONResponse:
+    return JSONResponse({"error": f"no run with id {run_id!r}"}, 404)

@@ -1,0 +1,53 @@
+"""The invocation body: JCS-canonical, memos as stored, use_api above 4 MiB of state."""
+
+import json
+from types import SimpleNamespace
+
+from weir.platform.executor.request import MAX_INLINE_BYTES, CallState, build_body, step_url
+
+
+def state(event_data: dict[str, object], memos: list[tuple[str, str]]) -> CallState:
+    run = SimpleNamespace(id="run1", force_plan=False)
+    rows = [SimpleNamespace(step_id=s, memo=m, seq=i) for i, (s, m) in enumerate(memos)]
+    return CallState(run=run, events=[{"name": "e", "data": event_data}], memos=rows)
+
+
+def test_body_carries_events_steps_and_ctx() -> None:
+    body = json.loads(
+        build_body(
+            state({"b": 1, "a": 2}, [("h1", '{"data":1}')]),
+            fn_id="f",
+            step_id="step",
+            attempt=2,
+            max_attempts=5,
+        )
+    )
+    assert body["steps"] == {"h1": {"data": 1}}
+    assert body["ctx"]["attempt"] == 2
+    assert body["ctx"]["max_attempts"] == 5
+    assert body["ctx"]["stack"] == {"stack": ["h1"], "current": 1}
+    assert body["use_api"] is False
+
+
+def test_body_is_canonical_json() -> None:
+    raw = build_body(
+        state({"b": 1, "a": 2}, []), fn_id="f", step_id="step", attempt=0, max_attempts=1
+    )
+    assert b'"data":{"a":2,"b":1}' in raw
+    assert b" " not in raw
+
+
+def test_large_state_switches_to_use_api() -> None:
+    big = '{"data":"' + "x" * MAX_INLINE_BYTES + '"}'
+    body = json.loads(
+        build_body(state({}, [("h1", big)]), fn_id="f", step_id="step", attempt=0, max_attempts=1)
+    )
+    assert body["use_api"] is True
+    assert body["ctx"]["use_api"] is True
+    assert body["steps"] == {}
+    assert body["events"] == []
+
+
+def test_step_url_replaces_only_the_step_id() -> None:
+    url = "http://h:1/api/inngest?fnId=app-f&stepId=step"
+    assert step_url(url, "abc") == "http://h:1/api/inngest?fnId=app-f&stepId=abc"
