@@ -30,11 +30,20 @@ def step_url(url: str, step_id: str) -> str:
 def build_body(
     state: CallState, *, fn_id: str, step_id: str, attempt: int, max_attempts: int
 ) -> bytes:
+    body = _body(state, fn_id, step_id, attempt, max_attempts, use_api=False)
+    if len(body) <= MAX_INLINE_BYTES:
+        return body
+    return _body(state, fn_id, step_id, attempt, max_attempts, use_api=True)
+
+
+def _body(
+    state: CallState, fn_id: str, step_id: str, attempt: int, max_attempts: int, *, use_api: bool
+) -> bytes:
     stack = [m.step_id for m in state.memos]
     body: dict[str, Any] = {
         "event": state.events[0] if state.events else {"name": "", "data": {}},
-        "events": state.events,
-        "steps": {m.step_id: json.loads(m.memo) for m in state.memos},
+        "events": [] if use_api else state.events,
+        "steps": {} if use_api else {m.step_id: json.loads(m.memo) for m in state.memos},
         "ctx": {
             "run_id": state.run.id,
             "attempt": attempt,
