@@ -7,7 +7,7 @@ from weir.platform.functions import Batching
 from weir.platform.gates import batching
 from weir.platform.gates.decisions import clock_text, from_json, key_text, to_json
 from weir.platform.ids import new_id
-from weir.platform.runtime.flow_support import BATCH, applies, gate_key, record_all
+from weir.platform.runtime.flow_support import BATCH, applies, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
@@ -32,7 +32,7 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
 
 def _collect(tx: Tx, cand: "Candidate", option: Batching) -> None:
     key = gate_key(cand, BATCH, option.key)
-    stored = gatestate.load(tx.conn, BATCH, key.hash, tx.now)
+    stored = load_row(tx, BATCH, key.hash)
     state = None if stored is None else from_json(batching.BatchState, stored)
     decision = batching.on_event(_config(option), state, tx.now, new_id(tx.now))
     members = _members(stored, decision, cand)
@@ -101,7 +101,7 @@ def _arm(tx: Tx, fn_id: str, key_hash: str, batch_id: str, at: int) -> None:
 def on_timer(tx: Tx, item: q.Claimed) -> None:
     key_hash = str(item.payload["key_hash"])
     batch_id = str(item.payload["batch_id"])
-    stored = gatestate.load(tx.conn, BATCH, key_hash, tx.now)
+    stored = load_row(tx, BATCH, key_hash)
     state = None if stored is None else from_json(batching.BatchState, stored)
     result = batching.on_timer(state, batch_id, tx.now)
     if result.flush is None or stored is None:

@@ -15,6 +15,7 @@ from weir.platform.runtime.flow_support import (
     RATE_LIMIT,
     applies,
     gate_key,
+    load_row,
     record_all,
 )
 from weir.platform.runtime.runs import enqueue_timer
@@ -34,7 +35,7 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
     if option is None or not applies(cand, DEBOUNCE, option):
         return True
     key = gate_key(cand, DEBOUNCE, option.key)
-    stored = gatestate.load(tx.conn, DEBOUNCE, key.hash, tx.now)
+    stored = load_row(tx, DEBOUNCE, key.hash)
     state = None if stored is None else from_json(debounce.DebounceState, stored)
     incoming = debounce.DebounceEvent(cand.event_ids[0], _ts(cand, tx.now), _seq(stored, tx.now))
     decision = debounce.on_event(_config(option), state, incoming, tx.now)
@@ -90,7 +91,7 @@ def _arm(tx: Tx, fn_id: str, key_hash: str, window_seq: int, at: int) -> None:
 def on_timer(tx: Tx, item: q.Claimed) -> None:
     key_hash = str(item.payload["key_hash"])
     window_seq = int(item.payload["window_seq"])
-    stored = gatestate.load(tx.conn, DEBOUNCE, key_hash, tx.now)
+    stored = load_row(tx, DEBOUNCE, key_hash)
     state = None if stored is None else from_json(debounce.DebounceState, stored)
     result = debounce.on_timer(state, window_seq, tx.now)
     if result.retry_at_ms is not None:  # restarted since the timer was set

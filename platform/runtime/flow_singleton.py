@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
-from weir.platform.runtime.flow_support import SINGLETON, gate_key, record_all
+from weir.platform.runtime.flow_support import SINGLETON, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
@@ -35,7 +35,7 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
 
 def holder(tx: Tx, key_hash: str) -> str | None:
     """The run holding the key, if it is still active (a lock left by an ended run is free)."""
-    lock = gatestate.load(tx.conn, SINGLETON, key_hash, tx.now)
+    lock = load_row(tx, SINGLETON, key_hash)
     if lock is None:
         return None
     run = records.get_run(tx.conn, str(lock["run_id"]))
@@ -71,6 +71,6 @@ def release(tx: Tx, run: Any) -> None:
     key_hash = json.loads(run.keys or "{}").get(SINGLETON, {}).get("hash")
     if key_hash is None:
         return
-    lock = gatestate.load(tx.conn, SINGLETON, key_hash, tx.now)
+    lock = load_row(tx, SINGLETON, key_hash)
     if lock is not None and lock.get("run_id") == run.id:
         gatestate.drop(tx.conn, SINGLETON, key_hash)

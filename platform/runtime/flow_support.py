@@ -9,7 +9,7 @@ from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate, records
+from weir.platform.store import gates_ops, gatestate, records
 
 if TYPE_CHECKING:
     from weir.platform.runtime.admission import Candidate
@@ -35,8 +35,13 @@ def gate_key(cand: "Candidate", gate: str, expression: str | None) -> EvaluatedK
     return key
 
 
+def load_row(tx: Tx, gate: str, key_hash: str) -> dict[str, Any] | None:
+    """The gate's stored state for this key, held until the transaction ends."""
+    return gates_ops.load_for_update(tx.conn, gate, key_hash, tx.now)
+
+
 def load_state(tx: Tx, gate: str, key_hash: str, cls: type[S]) -> S | None:
-    stored = gatestate.load(tx.conn, gate, key_hash, tx.now)
+    stored = load_row(tx, gate, key_hash)
     return None if stored is None else from_json(cls, stored)
 
 

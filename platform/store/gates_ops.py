@@ -1,11 +1,28 @@
-"""Named store operations that flow-control gates need beyond gate_state rows."""
+"""Named store operations that flow-control gates need beyond gatestate's basic ones."""
+
+import json
+from typing import Any
 
 from sqlalchemy import Connection, func, select
-from weir.platform.store.schema import queue
+from weir.platform.store.schema import gate_state, queue
+
+
+def load_for_update(conn: Connection, gate: str, key_hash: str, now: int) -> dict[str, Any] | None:
+    """A gate's state row, locked until the transaction ends where the backend can (PostgreSQL
+    row lock; SQLite already has one writer), so two processes never spend one budget twice."""
+    row = conn.execute(
+        select(gate_state.c.state, gate_state.c.expires_at)
+        .where(gate_state.c.gate == gate, gate_state.c.key_hash == key_hash)
+        .with_for_update()
+    ).first()
+    if row is None or (row.expires_at is not None and row.expires_at <= now):
+        return None
+    value: dict[str, Any] = json.loads(row.state)
+    return value
 
 
 def in_flight_until(conn: Connection, run_id: str) -> int | None:
-    """When the latest lease on the run's claimed items ends; None if nothing is in flight."""
+    """When the latest lease on the run's claimed calls ends; None if none is in flight."""
     query = select(func.max(queue.c.available_at)).where(
         queue.c.run_id == run_id, queue.c.lease_owner.is_not(None), queue.c.kind == "exec"
     )
