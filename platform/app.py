@@ -4,7 +4,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from weir.platform.api import events, gql, health, register, v1
+from weir import web
+from weir.platform.api import events, gql, health, register, state, v1
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
@@ -22,6 +23,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
             await weir.stop()
 
     app = FastAPI(title="Weir", lifespan=lifespan)
-    for router in (health.router, events.router, register.router, v1.router, gql.router):
+    routers = (health.router, events.router, register.router, v1.router, state.router, gql.router)
+    for router in routers:
         app.include_router(router)
+    web.mount(app)  # the UI: pages under /, their JSON under /ui/api/
     return app

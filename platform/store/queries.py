@@ -85,12 +85,15 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
 
 
 def _older(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
-    # Spelled out rather than as a row-value comparison so every backend uses the index.
-    return or_(at < cursor[0], and_(at == cursor[0], ident < cursor[1]))
+    # The plain `at <= t` bound lets the planner seek the (…, created_at) index to the cursor;
+    # the OR alone would make it walk every newer row first.
+    tie = or_(at < cursor[0], and_(at == cursor[0], ident < cursor[1]))
+    return and_(at <= cursor[0], tie)
 
 
 def _newer(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
-    return or_(at > cursor[0], and_(at == cursor[0], ident > cursor[1]))
+    tie = or_(at > cursor[0], and_(at == cursor[0], ident > cursor[1]))
+    return and_(at >= cursor[0], tie)
 
 
 def _limit(limit: int) -> int:

@@ -1,0 +1,87 @@
+"""Helpers of the browser tests: the server handle, waiting, processes, screenshots."""
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+FUNCTIONS = 4  # in ui_app.py
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=5) as answer:
+            return json.loads(answer.read())
+
+    def send(self, name: str, data: dict[str, Any]) -> str:
+        body = json.dumps({"name": name, "data": data}).encode()
+        request = urllib.request.Request(self.url + "/e/test", body, method="POST")
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            event_id: str = json.loads(answer.read())["ids"][0]
+        return event_id
+
+    def run_of(self, event_id: str) -> str:
+        runs = until(lambda: self.get(f"/v1/events/{event_id}/runs")["data"], "the event's run")
+        run_id: str = runs[0]["run_id"]
+        return run_id
+
+
+def until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+        except OSError:
+            value = None
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn(args: list[str], log: Path, **env_vars: str) -> "subprocess.Popen[bytes]":
+    env = os.environ | {"PYTHONUNBUFFERED": "1"} | env_vars
+    out = log.open("wb")
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop(proc: "subprocess.Popen[bytes]") -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def screenshot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)

@@ -1,0 +1,44 @@
+"""The app the browser tests drive: one function per thing the UI must show."""
+
+from typing import Any
+
+from fastapi import FastAPI
+from weir.sdk import Context, Throttle, Weir, serve
+
+client = Weir("ui-test", dev=True)
+
+
+@client.function("greet", name="Greet", event="ui/greet", retries=0)
+async def greet(ctx: Context) -> dict[str, Any]:
+    who = await ctx.step.run("look-up", lambda: str(ctx.event.data.get("who", "world")))
+    line = await ctx.step.run("compose", lambda: f"hello {who}")
+    return {"greeting": line}
+
+
+@client.function("nap", name="Nap", event="ui/nap")
+async def nap(ctx: Context) -> str:
+    await ctx.step.sleep("long-nap", "1h")
+    return "rested"
+
+
+def _explode() -> None:
+    raise RuntimeError("the upstream said no")
+
+
+@client.function("fail", name="Always fails", event="ui/fail", retries=0)
+async def fail(ctx: Context) -> None:
+    await ctx.step.run("call-upstream", _explode)
+
+
+@client.function(
+    "slow-lane",
+    name="Throttled",
+    event="ui/throttled",
+    throttle=Throttle(limit=1, period="1h"),
+)
+async def throttled(ctx: Context) -> str:
+    return "through"
+
+
+app = FastAPI()
+serve(app, client)

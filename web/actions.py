@@ -1,0 +1,104 @@
+"""What the pages' buttons and forms do. Plain form posts answered with a redirect (POST ->
+303 -> GET), so every action works from the keyboard and without JavaScript."""
+
+import json
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from weir.platform.api.deps import platform
+from weir.platform.ingest import EventError
+from weir.platform.service import Platform
+from weir.platform.store import queries
+from weir.web import data
+from weir.web.render import page
+from weir.web.rerun import RerunError, rerun
+
+router = APIRouter(include_in_schema=False)
+
+
+def same_origin(request: Request) -> None:
+    """Refuse posts that another site's page made the browser send (no tokens needed)."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "this action must come from Weir's own pages")
+
+
+def back(url: str, *, flash: str = "", problem: str = "") -> RedirectResponse:
+    note = f"flash={quote(flash)}" if flash else f"problem={quote(problem)}"
+    return RedirectResponse(f"{url}?{note}", 303)
+
+
+@router.post("/runs/{run_id}/cancel", dependencies=[Depends(same_origin)])
+async def cancel(run_id: str, weir: Platform = Depends(platform)) -> Response:
+    if await weir.cancel(run_id):
+        return back(f"/runs/{run_id}", flash="Run cancelled.")
+    return back(f"/runs/{run_id}", problem="The run has already ended (or does not exist).")
+
+
+@router.post("/runs/{run_id}/rerun", dependencies=[Depends(same_origin)])
+async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> Response:
+    try:
+        new_id = await weir.write(lambda tx: rerun(tx, run_id))
+    except RerunError as exc:
+        return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {exc}.")
+    return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}.")
+
+
+@router.post("/events/send", dependencies=[Depends(same_origin)])
+async def send(
+    request: Request,
+    name: str = Form(""),
+    payload: str = Form("{}"),
+    weir: Platform = Depends(platform),
+) -> Response:
+    try:
+        body = _event_body(name, payload)
+        [event_id] = await weir.send_events(body)
+    except (ValueError, EventError) as exc:
+        listing = await data.event_list(weir, "", "")
+        return page(
+            request,
+            "events.html",
+            400,
+            listing=listing,
+            name="",
+            live=True,
+            form={"name": name, "payload": payload},
+            form_error=str(exc),
+        )
+    return back("/events", flash=f"Event {name} sent (id {event_id}).")
+
+
+def _event_body(name: str, payload: str) -> bytes:
+    try:
+        value = json.loads(payload or "{}")
+    except ValueError as exc:
+        raise ValueError(f"the data is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError('the data must be a JSON object, like {"id": 1}')
+    return json.dumps({"name": name.strip(), "data": value}).encode()
+
+
+@router.post("/events/{event_id}/replay", dependencies=[Depends(same_origin)])
+async def replay(event_id: str, weir: Platform = Depends(platform)) -> Response:
+    found = await weir.read(lambda c: queries.events_by_ids(c, [event_id]))
+    if not found:
+        return back("/events", problem=f"There is no event with id {event_id}.")
+    original: dict[str, Any] = json.loads(found[0].payload)
+    # A replay is a new event: same name, data and user, a fresh id and timestamp.
+    fresh = {k: original[k] for k in ("name", "data", "user") if k in original}
+    try:
+        [new_id] = await weir.send_events(json.dumps(fresh).encode())
+    except EventError as exc:
+        return back("/events", problem=f"Cannot replay: {exc}")
+    return back("/events", flash=f"Replayed {original.get('name')} as event {new_id}.")
+
+
+@router.post("/apps/sync", dependencies=[Depends(same_origin)])
+async def sync_again(url: str = Form(...), weir: Platform = Depends(platform)) -> Response:
+    error = await weir.sync_url(url)
+    if error:
+        return back("/apps", problem=f"Sync of {url} failed: {error}")
+    return back("/apps", flash=f"Synced {url}.")

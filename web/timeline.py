@@ -1,0 +1,154 @@
+"""A run's waterfall and the words for why it is waiting, from its history rows.
+
+Every bar is placed as a percentage of the run's whole span (queued -> ended, or now), so the
+template only sets `left` and `width`; no layout happens in the browser.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from weir.web.views import clock, span
+
+MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    kind: str  # queued, call, sleep, wait, invoke, backoff
+    status: str
+    start: str
+    took: str
+    left: float
+    width: float
+    note: str = ""
+
+
+def waterfall(run: Any, rows: list[Any], step_names: dict[str, str], now: int) -> list[Bar]:
+    t0 = run.created_at
+    t1 = max([run.ended_at or now, *(_end(r, now) for r in rows)])
+    place = _Placer(t0, max(t1 - t0, 1))
+    bars = [_queued(run, place, now)]
+    for index, row in enumerate(rows):
+        bars.append(_bar(row, step_names, place, now))
+        backoff = _backoff(row, rows[index + 1 :], run, place)
+        if backoff is not None:
+            bars.append(backoff)
+    return bars
+
+
+class _Placer:
+    def __init__(self, t0: int, total: int) -> None:
+        self.t0, self.total = t0, total
+
+    def __call__(self, start: int, end: int) -> tuple[float, float]:
+        left = 100 * (start - self.t0) / self.total
+        width = max(MIN_WIDTH, 100 * (end - start) / self.total)
+        return round(left, 3), round(min(width, 100 - left + MIN_WIDTH), 3)
+
+
+def _end(row: Any, now: int) -> int:
+    return int(row.ended_at if row.ended_at is not None else now)
+
+
+def _queued(run: Any, place: _Placer, now: int) -> Bar:
+    began = run.started_at if run.started_at is not None else (run.ended_at or now)
+    left, width = place(run.created_at, began)
+    status = "COMPLETED" if run.started_at is not None else run.status
+    return Bar(
+        "Queued", "queued", status, clock(run.created_at), span(began - run.created_at), left, width
+    )
+
+
+def _bar(row: Any, names: dict[str, str], place: _Placer, now: int) -> Bar:
+    end = _end(row, now)
+    left, width = place(row.started_at, end)
+    detail = json.loads(row.detail)
+    label, note = _describe(row, detail, names)
+    status = row.status if row.ended_at is not None or row.kind == "call" else "WAITING"
+    took = span(end - row.started_at) + ("" if row.ended_at is not None else " so far")
+    return Bar(label, row.kind, status, clock(row.started_at), took, left, width, note)
+
+
+def _describe(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tuple[str, str]:
+    name = row.name or names.get(row.step_id or "", "") or (row.step_id or "")
+    if row.kind == "call":
+        return _call_label(row, detail, names)
+    if row.kind == "sleep":
+        return f"Sleep · {name}", f"until {clock(detail.get('until'))}"
+    if row.kind == "wait":
+        until = clock(detail.get("until"))
+        return f"Wait for event {detail.get('event', '')} · {name}", f"until {until}"
+    if row.kind == "invoke":
+        return f"Invoke {detail.get('function', '')} · {name}", ""
+    return f"{row.kind} · {name}", ""
+
+
+def _call_label(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tuple[str, str]:
+    ops = [o for o in detail.get("ops") or [] if isinstance(o, dict)]
+    reported = ", ".join(f"{o.get('op')} {o.get('name') or o.get('id')}" for o in ops)
+    target = names.get(row.step_id, "") if row.step_id != "step" else ""
+    label = f"Call{' · ' + target if target else ''} · attempt {row.attempt + 1}"
+    if "error" in detail:
+        error = detail["error"] or {}
+        return label, f"error: {error.get('name', 'Error')}: {error.get('message', '')}"
+    if detail.get("result") == "completed":
+        return label, "function returned"
+    return label, reported
+
+
+def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None:
+    """The pause between a failed attempt and the next one (or the one still to come)."""
+    if row.kind != "call" or row.status != "FAILED" or row.ended_at is None:
+        return None
+    nxt = next((r for r in later if r.kind == "call" and r.step_id == row.step_id), None)
+    if nxt is not None and nxt.attempt == row.attempt + 1:
+        return _backoff_bar(row.ended_at, nxt.started_at, row.attempt + 2, place, "COMPLETED")
+    waiting = json.loads(run.waiting) if run.waiting else {}
+    if nxt is None and waiting.get("gate") == "retry" and waiting.get("until_ms"):
+        return _backoff_bar(
+            row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, "WAITING"
+        )
+    return None
+
+
+def _backoff_bar(start: int, end: int, attempt: int, place: _Placer, status: str) -> Bar:
+    left, width = place(start, max(end, start))
+    label = f"Retry backoff before attempt {attempt}"
+    return Bar(label, "backoff", status, clock(start), span(max(end - start, 0)), left, width)
+
+
+def waiting_reasons(run: Any, rows: list[Any], now: int) -> list[str]:
+    """Why the run is not moving, most specific first; empty for a moving or ended run."""
+    if run.status in ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED"):
+        return []
+    reasons: list[str] = []
+    waiting = json.loads(run.waiting) if run.waiting else None
+    if isinstance(waiting, dict) and waiting.get("words"):
+        reasons.append(str(waiting["words"]) + _left(waiting.get("until_ms"), now))
+    for row in rows:
+        if row.ended_at is None and row.kind in ("sleep", "wait", "invoke"):
+            reasons.append(_open_words(row, json.loads(row.detail), now))
+    if not reasons and run.status == "QUEUED":
+        reasons.append("queued: waiting for a worker to pick it up")
+    return reasons
+
+
+def _open_words(row: Any, detail: dict[str, Any], now: int) -> str:
+    name = row.name or row.step_id
+    if row.kind == "sleep":
+        until = detail.get("until")
+        return f"sleeping until {clock(until)} (step {name}){_left(until, now)}"
+    if row.kind == "wait":
+        event, until = detail.get("event", ""), detail.get("until")
+        condition = f" where {detail['if']}" if detail.get("if") else ""
+        text = f"waiting for event {event}{condition} until {clock(until)} (step {name})"
+        return text + _left(until, now)
+    return f"waiting for the invoked function {detail.get('function', '')} (step {name})"
+
+
+def _left(until: Any, now: int) -> str:
+    if not isinstance(until, int) or until <= now:
+        return ""
+    return f" — {span(until - now)} from now"

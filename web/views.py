@@ -1,0 +1,151 @@
+"""Rows from the store shaped for display: times as text, durations in words, JSON pretty.
+
+Both the server-rendered pages and the polling JSON endpoints use these, so a row looks the
+same whether it came with the page or arrived live.
+"""
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from weir.platform.service import Platform
+
+ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
+STATUSES = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
+RANGES = {"15m": 15 * 60_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000}
+RANGE_LABELS = {
+    "": "Any time",
+    "15m": "Last 15 minutes",
+    "1h": "Last hour",
+    "24h": "Last 24 hours",
+    "7d": "Last 7 days",
+}
+
+
+def clock(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+
+
+def iso(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def span(ms: int | None) -> str:
+    """A duration for people: "850 ms", "3.2 s", "4 min 10 s", "2 h 5 min"."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def pretty(text: str | None) -> str:
+    """Stored JSON text, indented; anything unparsable is shown as it is."""
+    if text is None:
+        return ""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def cursor(at: int, ident: str) -> str:
+    return f"{at}.{ident}"
+
+
+def parse_cursor(text: str | None) -> tuple[int, str] | None:
+    if not text:
+        return None
+    at, _, ident = text.partition(".")
+    if not at.isdigit() or not ident:
+        return None
+    return int(at), ident
+
+
+def function_label(weir: Platform, function_id: str) -> tuple[str, str]:
+    """(display name, slug) of a function, even one removed from its app."""
+    fn = weir.registry.by_id.get(function_id)
+    if fn is None:
+        return function_id, function_id
+    return fn.config.name or fn.slug, fn.slug
+
+
+def run_row(weir: Platform, run: Any, trigger: str, now: int) -> dict[str, Any]:
+    name, slug = function_label(weir, run.function_id)
+    began = run.started_at
+    finished = run.ended_at if run.ended_at is not None else (now if began else None)
+    waiting = json.loads(run.waiting) if run.waiting else None
+    return {
+        "id": run.id,
+        "status": run.status,
+        "function": name,
+        "function_slug": slug,
+        "trigger": trigger,
+        "queued_at": clock(run.created_at),
+        "started_at": clock(began),
+        "ended_at": clock(run.ended_at),
+        "duration": span(finished - began) if began is not None and finished is not None else "",
+        "waiting": waiting.get("words") if isinstance(waiting, dict) else None,
+        "rerun_of": run.original_run_id,
+    }
+
+
+def trigger_of(run: Any, names: dict[str, str]) -> str:
+    if run.cron:
+        return f"cron {run.cron}"
+    ids = json.loads(run.event_ids)
+    if not ids:
+        return ""
+    first = names.get(ids[0], "")
+    return f"{first} (+{len(ids) - 1} more)" if len(ids) > 1 else first
+
+
+def first_event_ids(rows: list[Any]) -> list[str]:
+    found = [json.loads(r.event_ids)[:1] for r in rows]
+    return [ids[0] for ids in found if ids]
+
+
+OUTCOME_WORDS = {
+    "rate_limited": "rate limited",
+    "idempotent": "skipped: idempotent duplicate",
+    "duplicate_event_id": "skipped: an event with this id already started a run",
+    "debounced": "debounced (the run starts after the last event)",
+    "batched": "added to a batch",
+    "singleton_skipped": "skipped: a singleton run is active",
+    "throttled": "throttled",
+}
+
+
+def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) -> dict[str, Any]:
+    payload = json.loads(event.payload)
+    return {
+        "id": event.id,
+        "name": event.name,
+        "received_at": clock(event.received_at),
+        "payload": json.dumps(payload, indent=2, ensure_ascii=False),
+        "replayable": not event.name.startswith("inngest/"),
+        "runs": [_event_run(weir, r) for r in runs],
+        "outcomes": [_outcome(weir, o) for o in outcomes],
+    }
+
+
+def _event_run(weir: Platform, run: Any) -> dict[str, Any]:
+    name, _ = function_label(weir, run.function_id)
+    return {"id": run.id, "status": run.status, "function": name}
+
+
+def _outcome(weir: Platform, row: Any) -> dict[str, Any]:
+    name, _ = function_label(weir, row.function_id)
+    words = OUTCOME_WORDS.get(row.outcome, row.outcome.replace("_", " "))
+    return {"function": name, "words": words, "detail": row.detail, "run_id": row.run_id}
