@@ -25,7 +25,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-FUNCTIONS = 4  # in ui_app.py
+FUNCTIONS = 5  # in ui_app.py
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,14 @@ def test_throttled_run_says_why_it_waits(page: Page, server: Server) -> None:
     screenshot(page, "run-throttled")
 
 
+def test_an_event_that_started_no_run_says_why(page: Page, server: Server) -> None:
+    server.run_of(server.send("ui/limited", {"n": 1}))
+    skipped = server.send("ui/limited", {"n": 2})
+    page.goto(f"{server.url}/events/{skipped}")
+    expect(page.locator("li.event")).to_contain_text("Rate limited: rate limited")
+    expect(page.locator("li.event .event-runs")).to_contain_text("1 skipped")
+
+
 def test_copy_run_id(page: Page, server: Server) -> None:
     run_id = server.run_of(server.send("ui/greet", {"who": _tag()}))
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])

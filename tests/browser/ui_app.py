@@ -3,7 +3,7 @@
 from typing import Any
 
 from fastapi import FastAPI
-from weir.sdk import Context, Throttle, Weir, serve
+from weir.sdk import Context, RateLimit, Throttle, Weir, serve
 
 client = Weir("ui-test", dev=True)
 
@@ -38,6 +38,13 @@ async def fail(ctx: Context) -> None:
 )
 async def throttled(ctx: Context) -> str:
     return "through"
+
+
+@client.function(
+    "limited", name="Rate limited", event="ui/limited", rate_limit=RateLimit(limit=1, period="1h")
+)
+async def limited(ctx: Context) -> str:
+    return "once an hour"
 
 
 app = FastAPI()
