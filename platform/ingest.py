@@ -58,7 +58,12 @@ def validate_event(item: Any, index: int, now_ms: int, *, internal: bool = False
 
 
 def _check_size(item: dict[str, Any], where: str) -> None:
-    size = len(orjson.dumps(item))
+    try:
+        size = len(orjson.dumps(item))
+    except orjson.JSONEncodeError as exc:  # orjson stops at 254 levels of nesting
+        raise EventError(
+            f"{where}: cannot be stored ({exc}); nest data at most 254 levels deep"
+        ) from exc
     if size > MAX_EVENT_BYTES:
         raise EventError(
             f"{where}: is {size} bytes; an event may be at most {MAX_EVENT_BYTES} bytes (3 MiB)"

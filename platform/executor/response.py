@@ -76,6 +76,13 @@ def classify(raw: RawResponse, now_ms: int) -> Outcome:
         return _completed(raw)
     if raw.status == 206:
         return _ops(raw, no_retry, retry_after)
+    if raw.status == 401:
+        return failed(
+            "Unauthorized",
+            "the app refused the request's signature (HTTP 401): Weir "
+            "and the app must share a signing key",
+            status=401,
+        )
     return AttemptFailed(_error_body(raw), no_retry, retry_after, raw.status)
 
 

@@ -113,17 +113,23 @@ class WeirServer(Process):
 
 
 class AppServer(Process):
-    def __init__(self, tmp: Path, module: str, app_id: str, weir_url: str) -> None:
+    def __init__(
+        self, tmp: Path, module: str, app_id: str, weir_url: str, signing_key: str | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/api/inngest"
         self.journal = tmp / f"{app_id}.journal"
         env = os.environ | {
             "APP_ID": app_id,
             "WEIR_TEST_JOURNAL": str(self.journal),
-            "INNGEST_DEV": weir_url,
             "WEIR_BASE_URL": weir_url,
+            "INNGEST_BASE_URL": weir_url,
             "PYTHONUNBUFFERED": "1",
         }
+        if signing_key is None:
+            env |= {"INNGEST_DEV": weir_url, "WEIR_DEV": "1"}
+        else:  # cloud mode: the app checks every request's signature
+            env |= {"INNGEST_SIGNING_KEY": signing_key, "WEIR_SIGNING_KEY": signing_key}
         args = [
             sys.executable,
             "-m",
@@ -138,7 +144,7 @@ class AppServer(Process):
 
     def start(self) -> None:
         super().start()
-        wait_until(lambda: httpx.get(self.url).status_code == 200)
+        wait_until(lambda: httpx.get(self.url).status_code in (200, 401))
 
     def sync(self) -> dict[str, Any]:
         """What the dev server does: PUT the app, which then registers with Weir."""

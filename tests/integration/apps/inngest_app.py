@@ -11,7 +11,8 @@ from fastapi import FastAPI
 
 from tests.integration.apps.journal import note
 
-client = inngest.Inngest(app_id=os.environ.get("APP_ID", "inngestapp"), is_production=False)
+# Dev or cloud mode (signatures checked) follows INNGEST_DEV, as for any user of the SDK.
+client = inngest.Inngest(app_id=os.environ.get("APP_ID", "inngestapp"))
 
 
 def trigger(name: str) -> inngest.TriggerEvent:

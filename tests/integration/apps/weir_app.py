@@ -10,7 +10,8 @@ from weir.sdk import Context, Event, NonRetriableError, RetryAfterError, StepErr
 
 from tests.integration.apps.journal import note
 
-weir = Weir(os.environ.get("APP_ID", "weirapp"), dev=True)
+# Dev or cloud mode (signatures checked) follows the environment, as for any user.
+weir = Weir(os.environ.get("APP_ID", "weirapp"))
 
 
 @weir.function("steps", event="t/steps")
