@@ -5,6 +5,7 @@ uvicorn in another process and synced with `-u`.
 """
 
 import json
+import os
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -85,7 +86,9 @@ def _synced(server: Server) -> bool:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+        # CI installs it (.ci/system-deps): there a missing browser is a failure, not a skip.
+        missing = "Debian's chromium is not installed (apt-get install -y chromium)"
+        pytest.fail(missing) if os.environ.get("CI") else pytest.skip(missing)
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
