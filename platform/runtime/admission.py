@@ -16,9 +16,6 @@ from weir.platform.runtime import flow
 from weir.platform.runtime.keys import evaluate_key, evaluate_value, expression_holds
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
-
-RUN_KEY_TTL_MS = 24 * 3600 * 1000
 
 
 @dataclass
@@ -67,31 +64,7 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
     for gate in flow.PRE_RUN_GATES:
         if not gate(tx, cand):
             return None
-    run_id = new_id(tx.now)
-    if not _event_id_is_new(tx, cand, run_id):
-        return None
-    return start_run(tx, cand, run_id)
-
-
-def _event_id_is_new(tx: Tx, cand: Candidate, run_id: str) -> bool:
-    """Events sharing an `id` start at most one run per function in 24 h."""
-    if cand.batch_id is not None or cand.original_run_id is not None or cand.cron is not None:
-        return True
-    user_id = cand.event.get("id")
-    key = f"event:{user_id or cand.event_ids[0]}"
-    holder = records.claim_run_key(tx.conn, cand.fn.id, key, run_id, tx.now, RUN_KEY_TTL_MS)
-    if holder is None:
-        return True
-    records.record_outcome(
-        tx.conn,
-        cand.event_ids[0],
-        cand.fn.id,
-        "duplicate_event_id",
-        holder,
-        f"an event with id {user_id!r} already started a run in the last 24 h",
-        tx.now,
-    )
-    return False
+    return start_run(tx, cand, new_id(tx.now))
 
 
 def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:

@@ -12,6 +12,7 @@ from weir.platform.runtime import (
     flow_batch,
     flow_cancel,
     flow_debounce,
+    flow_event_id,
     flow_limits,
     flow_singleton,
     flow_support,
@@ -28,6 +29,7 @@ Gate = Callable[[Tx, "Candidate"], bool]
 
 PRE_RUN_GATES: list[Gate] = [
     flow_batch.gate,
+    flow_event_id.gate,
     flow_limits.idempotency_gate,
     flow_limits.rate_limit_gate,
     flow_debounce.gate,
@@ -44,6 +46,7 @@ def place_start(tx: Tx, cand: "Candidate", plan: RunPlan) -> RunPlan:
 
 def after_create(tx: Tx, cand: "Candidate", run_id: str) -> None:
     """Claims that name the new run, cancel-on subscriptions and the run's timeouts."""
+    flow_event_id.claim(tx, cand, run_id)
     flow_limits.claim_idempotency(tx, cand, run_id)
     flow_singleton.take_lock(tx, cand, run_id)
     flow_cancel.subscribe(tx, cand, run_id)

@@ -79,6 +79,15 @@ def record_outcome(
     )
 
 
+def run_key_holder(conn: Connection, function_id: str, key: str, now: int) -> str | None:
+    row = conn.execute(
+        select(run_keys.c.run_id, run_keys.c.expires_at).where(
+            run_keys.c.function_id == function_id, run_keys.c.key == key
+        )
+    ).first()
+    return str(row.run_id) if row is not None and row.expires_at > now else None
+
+
 def claim_run_key(
     conn: Connection, function_id: str, key: str, run_id: str, now: int, ttl_ms: int
 ) -> str | None:

@@ -131,3 +131,14 @@ def test_a_run_refused_later_does_not_take_the_idempotency_key(tmp_path: Path) -
     fresh = h.send(NOON + 2, {"order": 2})
     assert event_ids(h.runs()[-1]) == [fresh]
     assert [r.outcome for r in h.outcomes()] == ["duplicate_event_id"]
+
+
+def test_a_duplicate_event_id_spends_no_rate_budget(tmp_path: Path) -> None:
+    h = limited(tmp_path, limit=2, period=60_000)
+    first = h.send(NOON, {"n": 1}, user_id="same")
+    duplicate = h.send(NOON + 1, {"n": 2}, user_id="same")
+    other = h.send(NOON + 2, {"n": 3}, user_id="other")
+    assert started_events(h) == [first, other]
+    dup = h.outcomes("duplicate_event_id")
+    assert [row.event_id for row in dup] == [duplicate]
+    assert h.outcomes("rate_limited") == []
