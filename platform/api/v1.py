@@ -30,8 +30,12 @@ def _missing(what: str, ident: str) -> JSONResponse:
 
 @router.get("/events/{event_id}")
 async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    row = await weir.read(lambda c: records.get_event(c, event_id))
-    return _missing("event", event_id) if row is None else _ok(weir, event_json(row))
+    row, outcomes = await weir.read(
+        lambda c: (records.get_event(c, event_id), records.outcomes_for_event(c, event_id))
+    )
+    if row is None:
+        return _missing("event", event_id)
+    return _ok(weir, event_json(row) | {"outcomes": [outcome_json(weir, o) for o in outcomes]})
 
 
 @router.get("/events/{event_id}/runs")
@@ -79,6 +83,18 @@ def event_json(row: Any) -> dict[str, Any]:
         "ts": row.ts,
         "v": payload.get("v"),
         "received_at": row.received_at,
+    }
+
+
+def outcome_json(weir: Platform, row: Any) -> dict[str, Any]:
+    """Why an event started no run of its own for a function (skipped, merged, duplicate)."""
+    fn = weir.registry.by_id.get(row.function_id)
+    return {
+        "function_id": fn.slug if fn else row.function_id,
+        "outcome": row.outcome,
+        "run_id": row.run_id,
+        "detail": row.detail,
+        "at": row.at,
     }
 
 

@@ -90,6 +90,16 @@ class WeirServer(Process):
         ids: list[str] = resp.json()["ids"]
         return ids[0]
 
+    def event(self, event_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = httpx.get(f"{self.url}/v1/events/{event_id}").json()["data"]
+        return data
+
+    def send_many(self, events: list[dict[str, Any]]) -> list[str]:
+        resp = httpx.post(f"{self.url}/e/test", json=events)
+        assert resp.status_code == 200, resp.text
+        ids: list[str] = resp.json()["ids"]
+        return ids
+
     def runs(self, event_id: str) -> list[dict[str, Any]]:
         data: list[dict[str, Any]] = httpx.get(f"{self.url}/v1/events/{event_id}/runs").json()[
             "data"
