@@ -1,4 +1,4 @@
-"""Flow-control functions for the integration tests, with the official SDK (twin of weir_flow.py)."""
+"""Flow-control functions for the integration tests, official SDK (twin of weir_flow.py)."""
 
 import asyncio
 import datetime
