@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from weir import web
-from weir.platform.api import events, gql, health, register, state, v1
+from weir.platform.api import auth, events, gql, health, register, state, v1
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
@@ -27,4 +27,5 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     for router in routers:
         app.include_router(router)
     web.mount(app)  # the UI: pages under /, their JSON under /ui/api/
+    auth.install(app, settings, clock)  # start mode: every route but the open ones needs a login
     return app

@@ -68,10 +68,40 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default=_float("RETRY_INTERVAL"),
         help="fixed seconds between retries instead of the backoff table [WEIR_RETRY_INTERVAL]",
     )
+    _add_auth(p)
     p.add_argument(
         "--example",
         action="store_true",
         help=f"also start the example app on 127.0.0.1:{EXAMPLE_PORT} and sync it",
+    )
+
+
+def _add_auth(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--admin-token",
+        default=_env("ADMIN_TOKEN"),
+        help="start mode: a Bearer token for the UI, REST and GraphQL [WEIR_ADMIN_TOKEN]",
+    )
+    p.add_argument(
+        "--admin-user", default=_env("ADMIN_USER"), help="start mode: UI login [WEIR_ADMIN_USER]"
+    )
+    p.add_argument(
+        "--admin-password",
+        default=_env("ADMIN_PASSWORD"),
+        help="start mode: the password of --admin-user [WEIR_ADMIN_PASSWORD]",
+    )
+    p.add_argument(
+        "--allowed-app-hosts",
+        action="append",
+        default=_list("ALLOWED_APP_HOSTS"),
+        help="only sync apps on these hosts (host, host:port or *.domain); repeatable "
+        "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
+    )
+    p.add_argument(
+        "--app-timeout",
+        type=float,
+        default=float(_env("APP_TIMEOUT", "7200") or 7200),
+        help="seconds one call to an app may take [WEIR_APP_TIMEOUT]",
     )
 
 
@@ -96,6 +126,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
         event_keys=tuple(args.event_key),
         workers=args.workers,
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
+        admin_token=args.admin_token,
+        admin_user=args.admin_user,
+        admin_password=args.admin_password,
+        allowed_app_hosts=tuple(args.allowed_app_hosts),
+        app_timeout_s=args.app_timeout,
     )
 
 
@@ -105,6 +140,8 @@ def _start_problems(settings: Settings) -> list[str]:
         problems.append("no event key: pass --event-key KEY or set WEIR_EVENT_KEYS")
     if not settings.signing_keys:
         problems.append("no signing key: pass --signing-key KEY or set WEIR_SIGNING_KEYS")
+    if bool(settings.admin_user) != bool(settings.admin_password):
+        problems.append("--admin-user and --admin-password go together: set both or neither")
     return problems
 
 
@@ -113,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
+    if args.command == "start" and not (settings.admin_token or settings.admin_user):
+        print(
+            "weir start: no --admin-token or --admin-user set, so nobody can log in to the UI, "
+            "REST or GraphQL APIs (they answer 401); the event API and apps work as usual",
+            file=sys.stderr,
+        )
     example = _start_example(settings) if args.example else None
     try:
         _serve(settings)

@@ -17,6 +17,12 @@ class Settings:
     retry_delay_ms: int | None = None  # fixed delay between retries instead of the backoff table
     sqlite_synchronous: str = "FULL"
     poll_interval_s: float = 0.0  # re-sync apps this often (0: only at start)
+    # start mode's login for the UI, REST and GraphQL (weir dev needs none)
+    admin_token: str | None = None
+    admin_user: str | None = None
+    admin_password: str | None = None
+    allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
+    app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

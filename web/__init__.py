@@ -9,10 +9,10 @@ from fastapi.staticfiles import StaticFiles
 
 
 def mount(app: FastAPI) -> None:
-    from weir.web import actions, api, errors, pages
+    from weir.web import actions, api, errors, login, pages
     from weir.web.render import HERE
 
-    for router in (api.router, actions.router, pages.router):
+    for router in (api.router, actions.router, login.router, pages.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     errors.install(app)

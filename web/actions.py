@@ -3,26 +3,20 @@
 
 import json
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api.deps import platform
 from weir.platform.ingest import EventError
 from weir.platform.service import Platform
 from weir.platform.store import queries
 from weir.web import data
+from weir.web.login import protect_form
 from weir.web.render import page
 from weir.web.rerun import RerunError, rerun
 
 router = APIRouter(include_in_schema=False)
-
-
-def same_origin(request: Request) -> None:
-    """Refuse posts that another site's page made the browser send (no tokens needed)."""
-    origin = request.headers.get("origin")
-    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
-        raise HTTPException(403, "this action must come from Weir's own pages")
 
 
 def back(url: str, *, flash: str = "", problem: str = "") -> RedirectResponse:
@@ -30,14 +24,14 @@ def back(url: str, *, flash: str = "", problem: str = "") -> RedirectResponse:
     return RedirectResponse(f"{url}?{note}", 303)
 
 
-@router.post("/runs/{run_id}/cancel", dependencies=[Depends(same_origin)])
+@router.post("/runs/{run_id}/cancel", dependencies=[Depends(protect_form)])
 async def cancel(run_id: str, weir: Platform = Depends(platform)) -> Response:
     if await weir.cancel(run_id):
         return back(f"/runs/{run_id}", flash="Run cancelled.")
     return back(f"/runs/{run_id}", problem="The run has already ended (or does not exist).")
 
 
-@router.post("/runs/{run_id}/rerun", dependencies=[Depends(same_origin)])
+@router.post("/runs/{run_id}/rerun", dependencies=[Depends(protect_form)])
 async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> Response:
     try:
         new_id = await weir.write(lambda tx: rerun(tx, run_id))
@@ -46,7 +40,7 @@ async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> Response
     return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}.")
 
 
-@router.post("/events/send", dependencies=[Depends(same_origin)])
+@router.post("/events/send", dependencies=[Depends(protect_form)])
 async def send(
     request: Request,
     name: str = Form(""),
@@ -81,7 +75,7 @@ def _event_body(name: str, payload: str) -> bytes:
     return json.dumps({"name": name.strip(), "data": value}).encode()
 
 
-@router.post("/events/{event_id}/replay", dependencies=[Depends(same_origin)])
+@router.post("/events/{event_id}/replay", dependencies=[Depends(protect_form)])
 async def replay(event_id: str, weir: Platform = Depends(platform)) -> Response:
     found = await weir.read(lambda c: queries.events_by_ids(c, [event_id]))
     if not found:
@@ -96,7 +90,7 @@ async def replay(event_id: str, weir: Platform = Depends(platform)) -> Response:
     return back("/events", flash=f"Replayed {original.get('name')} as event {new_id}.")
 
 
-@router.post("/apps/sync", dependencies=[Depends(same_origin)])
+@router.post("/apps/sync", dependencies=[Depends(protect_form)])
 async def sync_again(url: str = Form(...), weir: Platform = Depends(platform)) -> Response:
     error = await weir.sync_url(url)
     if error:

@@ -22,12 +22,20 @@ NAV = (
 )
 
 
+def csrf_for(request: Request) -> str:
+    from weir.web.login import csrf_for as token  # login renders pages too
+
+    return token(request)
+
+
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     html = TEMPLATES.get_template(template).render(
         nav=NAV,
         path=request.url.path,
         flash=request.query_params.get("flash"),
         problem=request.query_params.get("problem"),
+        csrf=csrf_for(request),
+        logged_in=bool(csrf_for(request)),
         **context,
     )
     return HTMLResponse(html, status)

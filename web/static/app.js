@@ -21,6 +21,12 @@ function badge(status) {
   return el("span", { class: "badge s-" + status.toLowerCase() }, word);
 }
 
+// Start mode's form token, from the page's <meta>; empty in weir dev.
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.getAttribute("content") : "";
+}
+
 async function getJSON(url) {
   const answer = await fetch(url, { headers: { accept: "application/json" } });
   if (!answer.ok) throw new Error("HTTP " + answer.status);
@@ -87,6 +93,7 @@ function eventItem(event) {
     o.function + ": " + o.words + (o.detail ? " — " + o.detail : "")));
   const replay = event.replayable
     ? el("form", { method: "post", action: "/events/" + event.id + "/replay" },
+        el("input", { type: "hidden", name: "csrf", value: csrfToken() }),
         el("button", { type: "submit" }, "Replay event"))
     : el("p", { class: "muted" }, "Weir's own events (inngest/…) cannot be replayed.");
   return el("li", { class: "event", "data-id": event.id },

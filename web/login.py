@@ -1,0 +1,102 @@
+"""Start mode's login: the login page, the session cookie, and CSRF-safe form posts.
+
+The checks themselves live in `weir.platform.api.auth`; in `weir dev` (no `app.state.auth`)
+there is no login, and form posts are only checked to come from Weir's own pages.
+"""
+
+import asyncio
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from weir.platform.api import sessions
+from weir.platform.api.auth import Auth, Credential
+from weir.web.render import page
+
+router = APIRouter(include_in_schema=False)
+FAILED_LOGIN_DELAY_S = 0.5  # slows password guessing down
+
+
+def auth_of(request: Request) -> Auth | None:
+    auth: Auth | None = getattr(request.app.state, "auth", None)
+    return auth
+
+
+def credential_of(request: Request) -> Credential | None:
+    value: Credential | None = request.scope.get("state", {}).get("credential")
+    return value
+
+
+def csrf_for(request: Request) -> str:
+    """The token the page's forms carry: empty without a session (dev mode, a Bearer call)."""
+    auth, credential = auth_of(request), credential_of(request)
+    if auth is None or credential is None or credential.session is None:
+        return ""
+    return sessions.csrf_token(auth.secret, credential.session)
+
+
+async def protect_form(request: Request) -> None:
+    """Refuse a post another site made the browser send: by its Origin, and, for a session,
+    by the CSRF token the page's form carried (`csrf` field or `x-csrf-token` header)."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "this action must come from Weir's own pages")
+    auth, credential = auth_of(request), credential_of(request)
+    if auth is None or credential is None or credential.session is None:
+        return  # dev mode, or a Bearer token a browser never sends by itself
+    presented = request.headers.get("x-csrf-token") or str((await request.form()).get("csrf", ""))
+    if not sessions.csrf_ok(auth.secret, credential.session, presented):
+        raise HTTPException(
+            403, "the form's CSRF token is missing or stale: reload the page and try again"
+        )
+
+
+@router.get("/login")
+async def login_page(request: Request, next: str = "/runs") -> Response:
+    if auth_of(request) is None:
+        return RedirectResponse("/runs", 303)  # weir dev: no login
+    return page(request, "login.html", next=_local(next), error="")
+
+
+@router.post("/login")
+async def login(
+    request: Request,
+    user: str = Form(""),
+    password: str = Form(""),
+    next: str = Form("/runs"),
+) -> Response:
+    await protect_form(request)
+    auth = auth_of(request)
+    if auth is None:
+        return RedirectResponse("/runs", 303)
+    if not auth.password_ok(user, password):
+        await asyncio.sleep(FAILED_LOGIN_DELAY_S)
+        error = "Wrong user name or password (or admin token). Check Weir's --admin-* settings."
+        return page(request, "login.html", 401, next=_local(next), error=error)
+    response = RedirectResponse(_local(next), 303)
+    cookie = sessions.issue(auth.secret, user or "admin", auth.clock.now_ms())
+    response.set_cookie(
+        sessions.COOKIE,
+        cookie,
+        max_age=sessions.LIFETIME_MS // 1000,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    await protect_form(request)
+    response = RedirectResponse("/login", 303)
+    response.delete_cookie(sessions.COOKIE, httponly=True, samesite="lax")
+    return response
+
+
+def _local(target: str) -> str:
+    """Only a path on this server: never an open redirect to another site."""
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return "/runs"
+    return target
