@@ -6,6 +6,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from weir import web
 from weir.platform.api import auth, events, gql, health, register, state, v1
+from weir.platform.api.metrics import router as metrics_router
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
@@ -26,6 +27,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     routers = (health.router, events.router, register.router, v1.router, state.router, gql.router)
     for router in routers:
         app.include_router(router)
+    app.include_router(metrics_router)
     web.mount(app)  # the UI: pages under /, their JSON under /ui/api/
     auth.install(app, settings, clock)  # start mode: every route but the open ones needs a login
     return app

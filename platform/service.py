@@ -14,6 +14,9 @@ from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
 from weir.platform.functions import parse_sync
 from weir.platform.ingest import parse_body
+from weir.platform.observability import logs
+from weir.platform.observability.metrics import Metrics
+from weir.platform.observability.report import report
 from weir.platform.registry import Registry
 from weir.platform.runtime import cron, events, runs, timers
 from weir.platform.runtime.sync import apply_sync
@@ -36,13 +39,14 @@ class Platform:
         self.rng = random.Random()
         self.db = _open_database(settings)
         self.registry = Registry()
+        self.metrics = Metrics()
         self.client = AppClient()
         self.driver = Driver(
             self.db,
             self.clock,
             self.client,
             lambda: self.registry,
-            self.make_tx,
+            self.write,
             settings.signing_key,
         )
         self.scheduler = Scheduler(
@@ -72,7 +76,13 @@ class Platform:
         result = await self.db.write(run)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
+        if holder:
+            report(holder[0].notes, self.metrics, self.function_slug)
         return result
+
+    def function_slug(self, function_id: str) -> str:
+        fn = self.registry.by_id.get(function_id)
+        return fn.slug if fn is not None else function_id
 
     async def read(self, job: Callable[[Connection], T]) -> T:
         return await self.db.read(job)
@@ -89,7 +99,12 @@ class Platform:
             asyncio.create_task(self._sync_at_start(url)) for url in self.settings.app_urls
         ]
 
+    @property
+    def scheduler_running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
     async def stop(self) -> None:
+        self.ready = False  # readiness fails while in-flight work drains
         self._stop.set()
         self.scheduler.wake()
         if self._task is not None:
@@ -114,10 +129,11 @@ class Platform:
 
     # -- work ------------------------------------------------------------------------------
     async def handle_item(self, item: q.Claimed) -> None:
-        if item.kind == "exec":
-            await self.driver.call(item)
-        else:
-            await self.write(lambda tx: timers.handle(tx, item))
+        with logs.bind(run_id=item.run_id, function_id=item.function_id, step_id=item.step_id):
+            if item.kind == "exec":
+                await self.driver.call(item)
+            else:
+                await self.write(lambda tx: timers.handle(tx, item))
 
     async def send_events(self, body: bytes) -> list[str]:
         incoming = parse_body(body, self.clock.now_ms())

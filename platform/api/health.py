@@ -1,9 +1,12 @@
-"""Health: answers 200 once the platform is ready."""
+"""Health: /health answers 200 once the platform is ready (kept for existing callers);
+/health/live says the process serves HTTP; /health/ready that it can do its work: the store
+answers and the scheduler runs."""
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
+from weir.platform.store import stats
 
 router = APIRouter()
 
@@ -12,4 +15,23 @@ router = APIRouter()
 async def health(weir: Platform = Depends(platform)) -> JSONResponse:
     if not weir.ready:
         return JSONResponse({"status": "starting"}, 503)
+    return JSONResponse({"status": "ok"})
+
+
+@router.get("/health/live")
+async def live() -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+@router.get("/health/ready")
+async def ready(weir: Platform = Depends(platform)) -> JSONResponse:
+    problems = [] if weir.ready else ["not started, or shutting down"]
+    if weir.ready and not weir.scheduler_running:
+        problems.append("the scheduler is not running")
+    try:
+        await weir.read(stats.ping)
+    except Exception as exc:  # any failure to reach the store makes the process unready
+        problems.append(f"the store does not answer: {exc}")
+    if problems:
+        return JSONResponse({"status": "unready", "problems": problems}, 503)
     return JSONResponse({"status": "ok"})

@@ -3,8 +3,8 @@
 import contextlib
 import json
 import secrets
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
@@ -18,6 +18,14 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
 from weir.platform.store.database import Database
+
+T = TypeVar("T")
+
+
+class Writer(Protocol):
+    """Runs a transition in one transaction and reports it once committed."""
+
+    def __call__(self, job: Callable[[Tx], T]) -> Awaitable[T]: ...
 
 
 def load_call_state(conn: Connection, run_id: str) -> CallState | None:
@@ -35,11 +43,11 @@ class Driver:
         clock: Clock,
         client: AppClient,
         registry: Callable[[], Registry],
-        make_tx: Callable[[Connection], Tx],
+        write: Writer,
         signing_key: str | None = None,
     ) -> None:
         self.db, self.clock, self.client = db, clock, client
-        self.registry, self.make_tx, self.signing_key = registry, make_tx, signing_key
+        self.registry, self.write, self.signing_key = registry, write, signing_key
 
     async def call(self, item: q.Claimed) -> None:
         fn = self.registry().by_id.get(item.function_id or "")
@@ -50,19 +58,10 @@ class Driver:
         started = self.clock.now_ms()
         outcome = await self._post(fn, item, state)
         timing = outcomes.Timing(started, self.clock.now_ms())
-        await self.db.write(lambda c: self._apply(c, item, fn, outcome, timing))
-
-    def _apply(
-        self,
-        conn: Connection,
-        item: q.Claimed,
-        fn: Function,
-        outcome: Outcome,
-        timing: outcomes.Timing,
-    ) -> None:
-        # LeaseLost: another process took the item over; its outcome wins.
+        # LeaseLost: another process took the item over and its outcome wins; ours rolls back
+        # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
-            outcomes.apply(self.make_tx(conn), item, fn, outcome, timing)
+            await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
         body = build_body(

@@ -8,6 +8,7 @@ from typing import Any
 
 from weir.platform.ids import new_id
 from weir.platform.ingest import IncomingEvent, event_payload
+from weir.platform.observability import notes
 from weir.platform.runtime import waits
 from weir.platform.runtime.admission import admit_event
 from weir.platform.runtime.tx import Tx
@@ -18,6 +19,9 @@ def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
     stored = [_stored(tx, event) for event in incoming]
     records.insert_events(tx.conn, stored)
     for event in stored:
+        tx.notes.append(
+            notes.Note(notes.EVENT_ACCEPTED, event_id=event.id, fields={"name": event.name})
+        )
         admit_event(tx, event.id, event.payload, event.received_at)
         waits.match_event(tx, event.id, event.payload, event.received_at)
     return [event.id for event in stored]

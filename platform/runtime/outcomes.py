@@ -7,6 +7,7 @@ from typing import Any
 from weir.platform.executor.response import AttemptFailed, Completed, Op, Ops, Outcome, parse_time
 from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
+from weir.platform.observability import notes
 from weir.platform.registry import Function
 from weir.platform.runtime import invoke, waits
 from weir.platform.runtime.runs import (
@@ -16,6 +17,7 @@ from weir.platform.runtime.runs import (
     mark_started,
     resolve_step,
     run_limits,
+    run_note,
 )
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
@@ -39,6 +41,7 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
         return
     mark_started(tx, run, timing.started)
     _record_call(tx, item, outcome, timing)
+    tx.notes.append(_call_note(run, item, outcome, timing))
     if isinstance(outcome, Completed):
         q.finish(tx.conn, item, tx.now)
         finish_run(tx, run.id, "COMPLETED", outcome.output)
@@ -60,6 +63,19 @@ def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> N
         step_id=item.step_id,
         attempt=item.attempt,
         detail=detail,
+    )
+
+
+def _call_note(run: Any, item: q.Claimed, outcome: Outcome, timing: Timing) -> notes.Note:
+    status = _call_summary(outcome)[0]
+    duration = timing.ended - timing.started
+    return run_note(
+        notes.CALL_FINISHED,
+        run,
+        step_id=item.step_id,
+        status=status,
+        attempt=item.attempt,
+        duration_ms=duration,
     )
 
 
@@ -104,6 +120,15 @@ def _next_attempt(tx: Tx, attempt: int, retry_after_ms: int | None) -> int:
 
 def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, Any]) -> None:
     words = f"retrying after an error: attempt {item.attempt + 2} at {at}"
+    tx.notes.append(
+        notes.Note(
+            notes.RETRY_SCHEDULED,
+            run_id=run_id,
+            function_id=item.function_id,
+            step_id=item.step_id,
+            fields={"attempt": item.attempt + 1, "at": at, "error": error.get("message", "")},
+        )
+    )
     records.update_run(
         tx.conn,
         run_id,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from weir.platform.ids import new_id
+from weir.platform.observability import notes
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
@@ -165,12 +166,27 @@ def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name:
     )
     if not pending or race:
         schedule_discovery(tx, run)
+    tx.notes.append(run_note(notes.STEP_SAVED, run, step_id=step_id, op=op, name=name))
     return True
+
+
+def run_note(what: str, run: Any, *, step_id: str | None = None, **fields: Any) -> notes.Note:
+    """A note about `run`, carrying its ids (the first event is the one that triggered it)."""
+    event_ids = json.loads(run.event_ids)
+    return notes.Note(
+        what,
+        run_id=run.id,
+        function_id=run.function_id,
+        event_id=event_ids[0] if event_ids else None,
+        step_id=step_id,
+        fields=fields,
+    )
 
 
 def mark_started(tx: Tx, run: Any, at: int) -> None:
     if run.started_at is None:
         records.update_run(tx.conn, run.id, status="RUNNING", started_at=at, waiting=None)
+        tx.notes.append(run_note(notes.RUN_STARTED, run))
     elif run.waiting is not None:
         records.update_run(tx.conn, run.id, waiting=None)
 
@@ -198,6 +214,8 @@ def finish_run(
         output=json.dumps(stored, separators=(",", ":")),
     )
     q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
+    said = {"status": status, **({"error": error.get("message", "")} if error else {})}
+    tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
     records.delete_run_waits(tx.conn, run_id)
     from weir.platform.runtime import finish_hooks
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from weir.platform.functions import AppSync, FunctionConfig
 from weir.platform.ids import new_id
+from weir.platform.observability import notes
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import catalog
 
@@ -15,6 +16,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
     checksum = _checksum(sync)
     if app is not None and app.checksum == checksum and app.error is None:
         catalog.update_app(tx.conn, app.id, synced_at=tx.now)
+        tx.notes.append(_synced(sync, modified=False))
         return {"ok": True, "modified": False, "app_id": app.id}
     app_id = app.id if app is not None else _new_app(tx, sync)
     catalog.update_app(
@@ -28,6 +30,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
         synced_at=tx.now,
     )
     _replace_functions(tx, app_id, sync.functions)
+    tx.notes.append(_synced(sync, modified=True))
     return {"ok": True, "modified": True, "app_id": app_id, "sync_id": new_id(tx.now)}
 
 
@@ -91,3 +94,8 @@ def _upsert_function(tx: Tx, app_id: str, config: FunctionConfig, row: Any) -> N
             version=row.version + 1,
             updated_at=tx.now,
         )
+
+
+def _synced(sync: AppSync, *, modified: bool) -> notes.Note:
+    said = {"app": sync.app_name, "url": sync.url, "functions": len(sync.functions)}
+    return notes.Note(notes.APP_SYNCED, fields={**said, "modified": modified})

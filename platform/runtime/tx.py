@@ -4,6 +4,7 @@ import random
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection
+from weir.platform.observability.notes import Note
 from weir.platform.registry import Registry
 
 
@@ -15,3 +16,4 @@ class Tx:
     rng: random.Random = field(default_factory=random.Random)
     retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
     enqueued: int = 0  # items added: the scheduler is woken after the commit
+    notes: list[Note] = field(default_factory=list)  # logged and counted after the commit

@@ -1,0 +1,18 @@
+"""GET /metrics: Prometheus text format, counters of this process plus gauges of the store."""
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+from weir.platform.api.deps import platform
+from weir.platform.observability.metrics import CONTENT_TYPE
+from weir.platform.service import Platform
+from weir.platform.store import stats
+
+router = APIRouter()
+
+
+@router.get("/metrics")
+async def metrics(weir: Platform = Depends(platform)) -> Response:
+    now = weir.clock.now_ms()
+    snapshot = await weir.read(lambda conn: stats.snapshot(conn, now))
+    body = weir.metrics.render(snapshot, len(weir.scheduler.inflight))
+    return Response(body, media_type=CONTENT_TYPE)

@@ -1,0 +1,1 @@
+"""Logs and metrics: what a Weir process tells its operators."""

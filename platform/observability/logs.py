@@ -1,0 +1,83 @@
+"""Structured logs: JSON lines in `weir start`, plain text in `weir dev`.
+
+The ids a line is about (run, function, event, step) live in a context variable: `bind` sets
+them for a block (and every task it starts), and `IdsFilter` copies them onto each record, so
+any log call inside a call's handling carries them without passing them around.
+"""
+
+import json
+import logging
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+_ids: ContextVar[Mapping[str, str] | None] = ContextVar("weir_log_ids", default=None)
+
+
+def current_ids() -> Mapping[str, str]:
+    return _ids.get() or {}
+
+
+@contextmanager
+def bind(**ids: str | None) -> Iterator[None]:
+    """Attach ids to every line logged inside the block; None leaves an id out."""
+    token = _ids.set({**current_ids(), **{k: v for k, v in ids.items() if v}})
+    try:
+        yield
+    finally:
+        _ids.reset(token)
+
+
+class IdsFilter(logging.Filter):
+    """Copies the bound ids (and `extra={"fields": {...}}`) onto the record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.weir_ids = {**current_ids(), **getattr(record, "ids", {})}
+        record.weir_fields = dict(getattr(record, "fields", {}))
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            **getattr(record, "weir_ids", {}),
+            **getattr(record, "weir_fields", {}),
+        }
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, separators=(",", ":"))
+
+
+class TextFormatter(logging.Formatter):
+    """`12:00:01 INFO weir.run run finished run_id=... status=COMPLETED`: for a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s", "%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
+        tail = "".join(f" {key}={value}" for key, value in pairs.items())
+        return super().format(record) + tail
+
+
+def handler(json_lines: bool, stream: Any = None) -> logging.Handler:
+    out = logging.StreamHandler(stream or sys.stderr)
+    out.setFormatter(JsonFormatter() if json_lines else TextFormatter())
+    out.addFilter(IdsFilter())
+    return out
+
+
+def configure(json_lines: bool, level: str = "info") -> None:
+    """One handler on the root logger: Weir's loggers and uvicorn's all go through it."""
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler(json_lines))
+    root.setLevel(level.upper())

@@ -1,0 +1,95 @@
+"""Prometheus metrics: counters moved by committed transitions, gauges read from the store.
+
+Each Platform owns its registry (not the process-global one), so several platforms in one
+test process never share counts.
+"""
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from weir.platform.observability import notes as n
+from weir.platform.store.stats import StoreStats
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        reg = self.registry
+        self.events = Counter("weir_events_accepted", "Events stored", ["source"], registry=reg)
+        self.started = Counter(
+            "weir_runs_started", "Runs whose first call began", ["function"], registry=reg
+        )
+        self.finished = Counter(
+            "weir_runs_finished", "Runs ended, by status", ["function", "status"], registry=reg
+        )
+        self.retries = Counter(
+            "weir_step_retries", "Failed calls scheduled again", ["function"], registry=reg
+        )
+        self.calls = Histogram(
+            "weir_step_call_duration_seconds",
+            "Duration of calls to apps (one call runs one step or discovers the next)",
+            ["function"],
+            buckets=CALL_BUCKETS,
+            registry=reg,
+        )
+
+    def record(self, note: n.Note, function: str) -> None:
+        if note.what == n.EVENT_ACCEPTED:
+            internal = str(note.fields.get("name", "")).startswith("inngest/")
+            self.events.labels("internal" if internal else "sent").inc()
+        elif note.what == n.RUN_STARTED:
+            self.started.labels(function).inc()
+        elif note.what == n.RUN_FINISHED:
+            self.finished.labels(function, str(note.fields["status"]).lower()).inc()
+        elif note.what == n.RETRY_SCHEDULED:
+            self.retries.labels(function).inc()
+        elif note.what == n.CALL_FINISHED:
+            self.calls.labels(function).observe(int(note.fields["duration_ms"]) / 1000)
+
+    def render(self, stats: StoreStats, inflight: int) -> bytes:
+        scrape = CollectorRegistry()
+        scrape.register(_StoreCollector(stats, inflight))
+        return generate_latest(self.registry) + generate_latest(scrape)
+
+
+class _StoreCollector(Collector):
+    def __init__(self, stats: StoreStats, inflight: int) -> None:
+        self.stats, self.inflight = stats, inflight
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.stats
+        items = GaugeMetricFamily("weir_queue_items", "Queued items by state", labels=["state"])
+        for state, count in (
+            ("due", s.queue_due),
+            ("scheduled", s.queue_scheduled),
+            ("leased", s.queue_leased),
+        ):
+            items.add_metric([state], count)
+        yield items
+        yield GaugeMetricFamily(
+            "weir_queue_oldest_due_seconds",
+            "How long the longest-waiting due item has waited",
+            value=s.oldest_due_ms / 1000,
+        )
+        yield _by_label(
+            "weir_event_outcomes",
+            "Stored admission outcomes that started no run",
+            "outcome",
+            s.outcomes,
+        )
+        yield _by_label("weir_runs_waiting", "Unfinished runs held by a gate", "gate", s.waiting)
+        yield GaugeMetricFamily(
+            "weir_inflight_items", "Items this process is working on", value=self.inflight
+        )
+
+
+def _by_label(name: str, doc: str, label: str, counts: dict[str, int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=[label])
+    for value, count in sorted(counts.items()):
+        family.add_metric([value], count)
+    return family

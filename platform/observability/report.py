@@ -1,0 +1,44 @@
+"""Telling operators what committed: one log line and the metrics of each note."""
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from weir.platform.observability import notes as n
+from weir.platform.observability.metrics import Metrics
+
+log = logging.getLogger("weir.runs")
+QUIET = logging.DEBUG
+
+
+def report(notes: Iterable[n.Note], metrics: Metrics, slug: Callable[[str], str]) -> None:
+    for note in notes:
+        function = slug(note.function_id) if note.function_id else ""
+        metrics.record(note, function)
+        level, message = describe(note)
+        if log.isEnabledFor(level):
+            fields: dict[str, Any] = {"function": function} if function else {}
+            extra = {"ids": note.ids(), "fields": {**fields, **note.fields}}
+            log.log(level, message, extra=extra)
+
+
+def describe(note: n.Note) -> tuple[int, str]:
+    """The level and words of a note's log line."""
+    if note.what == n.RUN_FINISHED:
+        status = str(note.fields.get("status", ""))
+        return (logging.WARNING if status == "FAILED" else logging.INFO), f"run {status.lower()}"
+    if note.what == n.STEP_SAVED:
+        failed = note.fields.get("op") == "StepFailed"
+        return (logging.WARNING if failed else logging.INFO), (
+            "step failed" if failed else "step completed"
+        )
+    return _WORDS.get(note.what, (QUIET, note.what))
+
+
+_WORDS = {
+    n.EVENT_ACCEPTED: (QUIET, "event accepted"),
+    n.RUN_STARTED: (logging.INFO, "run started"),
+    n.CALL_FINISHED: (QUIET, "call answered"),
+    n.RETRY_SCHEDULED: (logging.WARNING, "call failed; retrying"),
+    n.APP_SYNCED: (logging.INFO, "app synced"),
+}

@@ -1,0 +1,103 @@
+"""Structured logs: ids bound to a block reach every line logged in it, in JSON or text."""
+
+import asyncio
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+from weir.platform.observability import logs
+
+Captured = tuple[logging.Logger, io.StringIO, logging.Handler]
+
+
+@pytest.fixture
+def captured() -> Iterator[Captured]:
+    out = io.StringIO()
+    logger = logging.getLogger("weir.test.logs")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    handler = logs.handler(json_lines=True, stream=out)
+    logger.addHandler(handler)
+    yield logger, out, handler
+    logger.removeHandler(handler)
+
+
+def lines(out: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_json_line_carries_the_bound_ids_and_the_fields(captured: Captured) -> None:
+    logger, out, _ = captured
+    with logs.bind(run_id="R1", function_id="F1", event_id="E1"), logs.bind(step_id="S1"):
+        logger.info("step completed", extra={"fields": {"op": "StepRun"}})
+    [line] = lines(out)
+    assert line["msg"] == "step completed"
+    assert line["level"] == "info"
+    assert line["logger"] == "weir.test.logs"
+    assert (line["run_id"], line["function_id"], line["event_id"], line["step_id"]) == (
+        "R1",
+        "F1",
+        "E1",
+        "S1",
+    )
+    assert line["op"] == "StepRun"
+
+
+def test_ids_end_with_their_block_and_none_leaves_an_id_out(captured: Captured) -> None:
+    logger, out, _ = captured
+    with logs.bind(run_id="R1", step_id=None):
+        logger.info("inside")
+    logger.info("outside")
+    inside, outside = lines(out)
+    assert inside["run_id"] == "R1" and "step_id" not in inside
+    assert "run_id" not in outside
+
+
+def test_explicit_ids_win_over_bound_ones(captured: Captured) -> None:
+    logger, out, _ = captured
+    with logs.bind(run_id="outer"):
+        logger.info("about another run", extra={"ids": {"run_id": "other"}})
+    assert lines(out)[0]["run_id"] == "other"
+
+
+def test_tasks_started_inside_a_block_keep_its_ids(captured: Captured) -> None:
+    logger, out, _ = captured
+
+    async def work() -> None:
+        await asyncio.sleep(0)
+        logger.info("in a task")
+
+    async def main() -> None:
+        with logs.bind(run_id="R9"):
+            task = asyncio.create_task(work())
+        await task  # the block has ended; the task kept the context it started with
+
+    asyncio.run(main())
+    assert lines(out)[0]["run_id"] == "R9"
+
+
+def test_an_exception_is_one_json_line(captured: Captured) -> None:
+    logger, out, _ = captured
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        logger.exception("failed")
+    [line] = lines(out)
+    assert "ValueError: boom" in str(line["exc"])
+
+
+def test_text_lines_end_with_the_ids_as_pairs() -> None:
+    out = io.StringIO()
+    logger = logging.getLogger("weir.test.text")
+    logger.propagate = False
+    handler = logs.handler(json_lines=False, stream=out)
+    logger.addHandler(handler)
+    try:
+        with logs.bind(run_id="R1"):
+            logger.warning("run failed", extra={"fields": {"status": "FAILED"}})
+    finally:
+        logger.removeHandler(handler)
+    text = out.getvalue().strip()
+    assert text.endswith("WARNING weir.test.text run failed run_id=R1 status=FAILED")
