@@ -16,6 +16,7 @@ from weir.platform.runtime import flow
 from weir.platform.runtime.keys import evaluate_key, evaluate_value, expression_holds
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
+from weir.platform.store import records
 
 
 @dataclass
@@ -49,14 +50,25 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
 def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
     target = payload.get("data", {}).get("_inngest", {}).get("fn_id")
     fn = tx.registry.by_slug.get(str(target)) or tx.registry.by_id.get(str(target))
-    if fn is not None:
-        admit(
-            tx, Candidate(fn, [event_id], [payload], received_at, skip_gates=frozenset({"batch"}))
-        )
-        return
     from weir.platform.runtime.invoke import fail_invoke
 
-    fail_invoke(tx, payload, f"no function {target!r} is registered")
+    if fn is None:
+        fail_invoke(tx, payload, f"no function {target!r} is registered")
+        return
+    cand = Candidate(fn, [event_id], [payload], received_at, skip_gates=frozenset({"batch"}))
+    if admit(tx, cand) is None and (refusal := _refusal(tx, event_id)) is not None:
+        fail_invoke(tx, payload, f"the invoked function {fn.slug!r} started no run: {refusal}")
+
+
+SKIPS = ("rate_limited", "idempotent", "singleton_skipped", "duplicate_event_id")
+
+
+def _refusal(tx: Tx, event_id: str) -> str | None:
+    """Why a gate refused an invoke event outright (a debounced one still runs later)."""
+    for row in records.outcomes_for_event(tx.conn, event_id):
+        if row.outcome in SKIPS:
+            return f"{row.outcome}: {row.detail}"
+    return None
 
 
 def admit(tx: Tx, cand: Candidate) -> str | None:

@@ -1,0 +1,33 @@
+"""An invoke whose target refuses the event (rate limit, ...) fails the caller's step at once,
+instead of leaving it to wait for its invoke timeout."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from flow_harness import NOON, Harness, config
+from weir.platform.functions import EventTrigger, RateLimit
+from weir.platform.runtime import invoke
+from weir.platform.store import records
+
+
+def test_a_refused_invoke_fails_the_callers_step_with_the_reason(tmp_path: Path) -> None:
+    target = replace(
+        config("target", rate_limit=RateLimit(1, 3_600_000, None)),
+        triggers=(EventTrigger("app/other", None),),
+    )
+    h = Harness(tmp_path / "w.db", config("parent"), target)
+    h.send(NOON)
+    parent = next(r for r in h.runs("parent"))
+    opts = {"function_id": "target", "payload": {"data": {}}}
+    with h.tx(NOON + 1) as tx:
+        invoke.start_invoke(tx, parent, "target", "s1", "first", opts, None)
+        invoke.start_invoke(tx, parent, "target", "s2", "second", opts, None)
+    with h.tx() as tx:
+        steps = {s.step_id: json.loads(s.memo) for s in records.list_steps(tx.conn, parent.id)}
+    assert "s1" not in steps  # the first invoke started a run and waits for it
+    assert len(h.runs("target")) == 1
+    error = steps["s2"]["error"]
+    assert error["name"] == "InvokeError"
+    assert "rate_limited" in error["message"]
+    assert "'target'" in error["message"]
