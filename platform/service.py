@@ -40,7 +40,7 @@ class Platform:
         self.db = _open_database(settings)
         self.registry = Registry()
         self.metrics = Metrics()
-        self.client = AppClient()
+        self.client = AppClient(timeout_s=settings.app_timeout_s)
         self.driver = Driver(
             self.db,
             self.clock,
@@ -49,6 +49,8 @@ class Platform:
             self.write,
             settings.signing_key,
         )
+        # start mode trusts only signed answers (protocol §12.2); dev mode trusts any
+        self.driver.verify_keys = () if settings.dev else settings.signing_keys
         self.scheduler = Scheduler(
             self.db,
             self.clock,

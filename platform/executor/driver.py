@@ -6,12 +6,13 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
+import rfc8785
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
-from weir.platform.executor import signing
+from weir.platform.executor import limits, signing, trust
 from weir.platform.executor.http import AppClient, TransportError
 from weir.platform.executor.request import CallState, build_body, step_url
-from weir.platform.executor.response import AttemptFailed, Outcome, classify, failed
+from weir.platform.executor.response import AttemptFailed, Outcome, RawResponse, classify, failed
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import outcomes
 from weir.platform.runtime.tx import Tx
@@ -37,6 +38,8 @@ def load_call_state(conn: Connection, run_id: str) -> CallState | None:
 
 
 class Driver:
+    verify_keys: tuple[str, ...] = ()  # start mode: answers must be signed with one of these
+
     def __init__(
         self,
         db: Database,
@@ -64,20 +67,30 @@ class Driver:
             await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
-        body = build_body(
-            state,
-            fn_id=fn.id,
-            step_id=item.step_id,
-            attempt=item.attempt,
-            max_attempts=outcomes.max_attempts(fn),
-        )
+        try:
+            body = build_body(
+                state,
+                fn_id=fn.id,
+                step_id=item.step_id,
+                attempt=item.attempt,
+                max_attempts=outcomes.max_attempts(fn),
+            )
+        except rfc8785.CanonicalizationError as exc:
+            return unsendable(exc)
         try:
             raw = await self.client.request(
                 "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
             )
         except TransportError as exc:
             return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
-        return classify(raw, self.clock.now_ms())
+        return self._judge(raw, state)
+
+    def _judge(self, raw: RawResponse, state: CallState) -> Outcome:
+        """The answer as an outcome: only if signed (start mode), and within the size limits."""
+        refused = trust.unverified(raw, self.verify_keys)
+        if refused is not None:
+            return refused
+        return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)
 
     def _headers(self, item: q.Claimed, body: bytes) -> dict[str, str]:
         headers = {
@@ -92,6 +105,16 @@ class Driver:
             seconds = self.clock.now_ms() // 1000
             headers["x-inngest-signature"] = signing.sign(body, self.signing_key, seconds)
         return headers
+
+
+def unsendable(exc: Exception) -> AttemptFailed:
+    # retrying would fail the same way, so the run fails at once, saying why
+    return failed(
+        "InvalidRunState",
+        f"the run's events or step results cannot be sent to the app as canonical JSON "
+        f"({exc}); numbers must be finite, and integers within ±(2^53-1)",
+        no_retry=True,
+    )
 
 
 def is_failure(outcome: Any) -> bool:

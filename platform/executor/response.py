@@ -86,20 +86,33 @@ def classify(raw: RawResponse, now_ms: int) -> Outcome:
     return AttemptFailed(_error_body(raw), no_retry, retry_after, raw.status)
 
 
+def _loads(data: bytes) -> Any:
+    """Strict JSON: NaN and Infinity are refused (they could never be sent back to the app
+    as canonical JSON), and nesting too deep for the parser is a ValueError, not a crash."""
+    try:
+        return json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def failed(name: str, message: str, *, status: int = 0, no_retry: bool = False) -> AttemptFailed:
     return AttemptFailed({"name": name, "message": message}, no_retry=no_retry, status=status)
 
 
 def _completed(raw: RawResponse) -> Outcome:
     try:
-        return Completed(json.loads(raw.body) if raw.body.strip() else None)
+        return Completed(_loads(raw.body) if raw.body.strip() else None)
     except ValueError:
         return failed("InvalidResponse", "the SDK answered 200 with a body that is not JSON")
 
 
 def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:
     try:
-        value = json.loads(raw.body)
+        value = _loads(raw.body)
         items = value if isinstance(value, list) else [value]
         return Ops([_op(item) for item in items], no_retry, retry_after)
     except (ValueError, TypeError, KeyError) as exc:
@@ -124,7 +137,7 @@ def _typed(value: Any, kind: type, default: Any) -> Any:
 
 def _error_body(raw: RawResponse) -> dict[str, Any]:
     try:
-        value = json.loads(raw.body)
+        value = _loads(raw.body)
     except ValueError:
         value = None
     if isinstance(value, dict) and isinstance(value.get("message"), str):
@@ -137,7 +150,7 @@ def _error_body(raw: RawResponse) -> dict[str, Any]:
 
 def _unwrap_stream(raw: RawResponse) -> RawResponse:
     try:
-        envelope = json.loads(raw.body.lstrip())
+        envelope = _loads(raw.body.lstrip())
         body = envelope.get("body", "")
         headers = {str(k).lower(): str(v) for k, v in (envelope.get("headers") or {}).items()}
         return RawResponse(
@@ -156,12 +169,14 @@ def parse_retry_after(value: str | None, now_ms: int) -> int | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        at = now_ms + int(value) * 1000
+    if value.isascii() and value.isdigit():
+        # anything past a day is clamped below: no need to read a thousand-digit number
+        digits = value.lstrip("0") or "0"
+        at = now_ms + (int(digits) if len(digits) <= 12 else 10**12) * 1000
     else:
         try:
             at = int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return None
     return min(max(at, now_ms + 1000), now_ms + 24 * 3600 * 1000)
 

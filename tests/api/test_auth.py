@@ -92,7 +92,8 @@ def test_the_admin_token_opens_rest_and_graphql(secured: TestClient) -> None:
     assert secured.get("/v1/runs/nope", headers=auth).status_code == 404
     query = {"query": "{ functions { slug } }"}
     assert secured.post("/v0/gql", json=query, headers=auth).json() == {"data": {"functions": []}}
-    assert secured.get("/v1/runs/nope", headers={"authorization": "Bearer wrong"}).status_code == 401
+    wrong = {"authorization": "Bearer wrong"}
+    assert secured.get("/v1/runs/nope", headers=wrong).status_code == 401
 
 
 def test_basic_auth_opens_the_api_but_the_signing_key_does_not(secured: TestClient) -> None:

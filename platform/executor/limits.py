@@ -1,0 +1,72 @@
+"""Size limits on what an app answers (semantics §4.7): a step's output at most 4 MiB, a
+function's output too, and a run's stored state at most 32 MiB. A breach fails the attempt
+without retrying — the same code would send the same data again — so only the offending run
+fails, with the limit named in its error. (The 8 MiB response cap is enforced while reading,
+in http.py; the 1,000-steps cap where ops are applied, in runtime/outcomes.py.)"""
+
+import json
+from typing import Any
+
+from weir.platform.executor.response import AttemptFailed, Completed, Ops, Outcome, failed
+
+MAX_STEP_OUTPUT_BYTES = 4 * 1024 * 1024
+MAX_RUN_STATE_BYTES = 32 * 1024 * 1024
+MIB = 1024 * 1024
+SAVED_OPS = ("StepRun", "Step", "StepFailed", "StepError")  # ops whose data becomes run state
+
+
+def enforce(outcome: Outcome, state_bytes: int) -> Outcome:
+    if isinstance(outcome, Completed):
+        return _output_problem(outcome.output) or outcome
+    if isinstance(outcome, Ops):
+        return _ops_problem(outcome, state_bytes) or outcome
+    return outcome
+
+
+def _output_problem(output: Any) -> AttemptFailed | None:
+    size = _size(output)
+    if size <= MAX_STEP_OUTPUT_BYTES:
+        return None
+    return failed(
+        "OutputTooLarge",
+        f"the function returned {size} bytes of output; at most {_mib(MAX_STEP_OUTPUT_BYTES)} "
+        "are allowed — store large data elsewhere and return a reference",
+        no_retry=True,
+    )
+
+
+def _ops_problem(outcome: Ops, state_bytes: int) -> AttemptFailed | None:
+    total = state_bytes
+    for op in outcome.ops:
+        if op.op not in SAVED_OPS:
+            continue
+        size = _size({"data": op.data, "error": op.error})
+        if size > MAX_STEP_OUTPUT_BYTES:
+            return _too_large_step(op.display_name or op.id, size)
+        total += size
+    if total <= MAX_RUN_STATE_BYTES:
+        return None
+    return failed(
+        "RunStateTooLarge",
+        f"the run's saved step results would reach {total} bytes; a run's state may be at "
+        f"most {_mib(MAX_RUN_STATE_BYTES)} — return less data from each step",
+        no_retry=True,
+    )
+
+
+def _too_large_step(name: str, size: int) -> AttemptFailed:
+    return failed(
+        "StepOutputTooLarge",
+        f"step {name!r} returned {size} bytes; a step's output may be at most "
+        f"{_mib(MAX_STEP_OUTPUT_BYTES)} — store large data elsewhere and return a reference",
+        no_retry=True,
+    )
+
+
+def _size(value: Any) -> int:
+    # measured as the run state stores it (runtime/runs.py: compact json.dumps)
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+def _mib(limit: int) -> str:
+    return f"{limit} bytes ({limit // MIB} MiB)"

@@ -1,0 +1,199 @@
+"""A misbehaving "SDK app" on loopback: a raw asyncio HTTP server (no framework to smooth
+anything over) whose answer depends on the path, /<mode>. It reads one request, then answers
+with broken JSON, unknown ops, oversized data, a reset connection, a body that never ends...
+"""
+
+import asyncio
+import contextlib
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from weir.platform.executor.signing import sign
+
+MIB = 1024 * 1024
+Handler = Callable[[asyncio.StreamWriter, dict[str, Any], "EvilApp"], Awaitable[None]]
+
+
+def head(status: int, length: int, extra: dict[str, str] | None = None) -> bytes:
+    headers = {"content-type": "application/json", "x-inngest-sdk": "evil:v0"} | (extra or {})
+    lines = [f"HTTP/1.1 {status} X", f"content-length: {length}", "connection: close"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def answer(
+    w: asyncio.StreamWriter, status: int, value: Any, key: str | None = None, raw: bytes = b""
+) -> None:
+    body = raw or json.dumps(value).encode()
+    extra = {"x-inngest-signature": sign(body, key, int(time.time()))} if key else {}
+    w.write(head(status, len(body), extra) + body)
+    await w.drain()
+
+
+def step_run(step_id: str, data: Any) -> dict[str, Any]:
+    return {"op": "StepRun", "id": step_id, "name": step_id, "displayName": step_id, "data": data}
+
+
+def depth(request: dict[str, Any]) -> int:
+    """How many steps the run has saved (the stack is sent even when use_api hides them)."""
+    return len(request["ctx"]["stack"]["stack"])
+
+
+async def not_json(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 206, None, raw=b"<html>definitely not json")
+
+
+async def completed_not_json(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, None, raw=b"{oops")
+
+
+async def unknown_op(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 206, [{"op": "Explode", "id": "a"}])
+
+
+async def wrong_types(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 206, [{"op": "StepRun", "id": 5, "data": 1}])
+
+
+async def reset(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    sock = w.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST on close
+    w.transport.abort()
+
+
+async def never_ends(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    w.write(head(200, 1_000_000) + b'{"a": "')
+    await w.drain()
+    with contextlib.suppress(ConnectionError):
+        for _ in range(600):  # a byte now and then, never the rest
+            await asyncio.sleep(0.1)
+            w.write(b"x")
+            await w.drain()
+
+
+async def huge_response(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    w.write(head(206, 9 * MIB))
+    with contextlib.suppress(ConnectionError):
+        for _ in range(9):
+            w.write(b" " * MIB)
+            await w.drain()
+
+
+async def big_step(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 206, [step_run("big", "x" * (4 * MIB))])
+
+
+async def fat_state(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    n = depth(req)  # each step just under 4 MiB: the ninth passes 32 MiB in all
+    await answer(w, 206, [step_run(f"s{n}", "x" * (4 * MIB - 100))])
+
+
+async def many_steps(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    n = depth(req)
+    if n == 0:  # a thousand steps at once, then one more
+        await answer(w, 206, [step_run(f"s{i}", i) for i in range(1000)])
+    else:
+        await answer(w, 206, [step_run(f"s{n}", n)])
+
+
+async def huge_int(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    if depth(req) == 0:
+        await answer(w, 206, [step_run("n", 2**60)])
+    else:
+        await answer(w, 200, "unreachable")
+
+
+async def good(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    if depth(req) == 0:
+        await answer(w, 206, [step_run("one", 1)], key=app.key)
+    else:
+        await answer(w, 200, {"ok": True}, key=app.key)
+
+
+async def unsigned(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, {"ok": True})
+
+
+async def wrong_key(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, {"ok": True}, key="signkey-test-" + "00" * 32)
+
+
+MODES: dict[str, Handler] = {
+    f.__name__: f
+    for f in (
+        not_json,
+        completed_not_json,
+        unknown_op,
+        wrong_types,
+        reset,
+        never_ends,
+        huge_response,
+        big_step,
+        fat_state,
+        many_steps,
+        huge_int,
+        good,
+        unsigned,
+        wrong_key,
+    )
+}
+
+
+class EvilApp:
+    """Serves MODES on 127.0.0.1 from a thread of its own; counts the calls per mode."""
+
+    def __init__(self, key: str | None = None) -> None:
+        self.key = key
+        self.calls: dict[str, int] = {}
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def url(self, mode: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{mode}"
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _handle(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        try:
+            request_line = (await r.readline()).decode()
+            headers = await _headers(r)
+            body = await r.readexactly(int(headers.get("content-length", "0")))
+            mode = request_line.split(" ")[1].split("?")[0].strip("/")
+            self.calls[mode] = self.calls.get(mode, 0) + 1
+            await MODES[mode](w, json.loads(body) if body else {}, self)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                w.close()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator["EvilApp"]:
+        self._thread.start()
+        self._ready.wait(5)
+        try:
+            yield self
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+
+async def _headers(r: asyncio.StreamReader) -> dict[str, str]:
+    found: dict[str, str] = {}
+    while (line := (await r.readline()).decode().strip()) != "":
+        name, _, value = line.partition(":")
+        found[name.strip().lower()] = value.strip()
+    return found

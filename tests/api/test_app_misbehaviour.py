@@ -1,0 +1,221 @@
+"""Apps that answer badly: each fails (or retries) only its own run, with an error that says
+what was wrong; the platform stays up and other runs complete. Weir runs in-process
+(TestClient); the apps are the raw loopback server of evil_app.py."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from weir.platform.app import create_app
+from weir.platform.settings import Settings
+
+from tests.api.evil_app import EvilApp
+
+SIGNING_KEY = "signkey-test-" + "5e" * 32
+ADMIN = {"authorization": "Bearer admin"}
+SDK = {"authorization": f"Bearer {SIGNING_KEY}"}
+
+
+class Weir:
+    """A TestClient and the calls these tests make through it."""
+
+    def __init__(self, client: TestClient, evil: EvilApp) -> None:
+        self.client, self.evil = client, evil
+
+    def sync(self, *modes: str, retries: int = 0) -> None:
+        functions = [_function(self.evil.url(m), m, retries) for m in modes]
+        body = {
+            "appname": "evil",
+            "url": self.evil.url("good"),
+            "sdk": "evil:v0",
+            "v": "0.1",
+            "deploy_type": "ping",
+            "functions": functions,
+        }
+        resp = self.client.post("/fn/register", json=body, headers=SDK)
+        assert resp.status_code == 200, resp.text
+
+    def start(self, mode: str) -> str:
+        resp = self.client.post("/e/key", json={"name": f"evil/{mode}"})
+        assert resp.status_code == 200, resp.text
+        ids: list[str] = resp.json()["ids"]
+        return ids[0]
+
+    def finished(self, event_id: str, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            runs = self.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"]
+            if runs and runs[0]["status"] in ("Completed", "Failed", "Cancelled"):
+                run: dict[str, Any] = self.client.get(
+                    f"/v1/runs/{runs[0]['run_id']}", headers=ADMIN
+                ).json()["data"]
+                return run
+            time.sleep(0.05)
+        raise AssertionError(f"the run of event {event_id} did not end within {timeout}s")
+
+    def run_of(self, mode: str, timeout: float = 30.0) -> dict[str, Any]:
+        return self.finished(self.start(mode), timeout)
+
+
+def _function(url: str, mode: str, retries: int) -> dict[str, Any]:
+    step = {
+        "id": "step",
+        "name": "step",
+        "runtime": {"type": "http", "url": f"{url}?fnId={mode}"},
+        "retries": {"attempts": retries},
+    }
+    return {
+        "id": f"evil-{mode.replace('_', '-')}",
+        "name": mode,
+        "triggers": [{"event": f"evil/{mode}"}],
+        "steps": {"step": step},
+    }
+
+
+def _settings(tmp_path: Path, *, dev: bool) -> Settings:
+    return Settings(
+        database_url=f"sqlite:///{tmp_path}/weir.db",
+        sqlite_synchronous="OFF",
+        dev=dev,
+        event_keys=("key",),
+        signing_keys=(SIGNING_KEY,),
+        admin_token="admin",
+        retry_delay_ms=20,
+        app_timeout_s=1.0,
+    )
+
+
+@pytest.fixture
+def weir(tmp_path: Path) -> Iterator[Weir]:
+    with (
+        EvilApp(SIGNING_KEY).running() as evil,
+        TestClient(create_app(_settings(tmp_path, dev=True))) as client,
+    ):
+        yield Weir(client, evil)
+
+
+@pytest.fixture
+def signed_weir(tmp_path: Path) -> Iterator[Weir]:
+    with (
+        EvilApp(SIGNING_KEY).running() as evil,
+        TestClient(create_app(_settings(tmp_path, dev=False))) as client,
+    ):
+        yield Weir(client, evil)
+
+
+def failed_with(run: dict[str, Any], name: str) -> str:
+    assert run["status"] == "Failed", run
+    assert run["output"]["name"] == name, run["output"]
+    message: str = run["output"]["message"]
+    return message
+
+
+# -- malformed answers -------------------------------------------------------------------------
+
+
+def test_a_body_that_is_not_json_is_retried_then_fails_the_run(weir: Weir) -> None:
+    weir.sync("not_json", "completed_not_json", retries=1)
+    assert "invalid step ops" in failed_with(weir.run_of("not_json"), "InvalidResponse")
+    assert weir.evil.calls["not_json"] == 2  # retried once
+    assert "not JSON" in failed_with(weir.run_of("completed_not_json"), "InvalidResponse")
+
+
+def test_an_unknown_opcode_fails_the_run_naming_it(weir: Weir) -> None:
+    weir.sync("unknown_op")
+    message = failed_with(weir.run_of("unknown_op"), "UnknownOpcode")
+    assert "Explode" in message and "StepRun" in message
+
+
+def test_wrongly_typed_ops_fail_the_run_saying_which_field(weir: Weir) -> None:
+    weir.sync("wrong_types")
+    assert "'id'" in failed_with(weir.run_of("wrong_types"), "InvalidResponse")
+
+
+def test_a_reset_connection_is_a_failed_attempt(weir: Weir) -> None:
+    weir.sync("reset", retries=1)
+    message = failed_with(weir.run_of("reset"), "ConnectionError")
+    assert weir.evil.url("reset") in message
+    assert weir.evil.calls["reset"] == 2
+
+
+def test_a_response_that_never_ends_times_out(weir: Weir) -> None:
+    weir.sync("never_ends")
+    started = time.monotonic()
+    message = failed_with(weir.run_of("never_ends"), "ConnectionError")
+    assert "Timeout" in message
+    assert time.monotonic() - started < 10  # the 1 s app timeout, not the default 2 h
+
+
+def test_numbers_that_cannot_be_sent_back_fail_the_run_instead_of_looping(weir: Weir) -> None:
+    weir.sync("huge_int", retries=3)
+    message = failed_with(weir.run_of("huge_int"), "InvalidRunState")
+    assert "2^53" in message
+    assert weir.evil.calls["huge_int"] == 1  # not retried: it would fail the same way
+
+
+# -- limits ------------------------------------------------------------------------------------
+
+
+def test_a_response_over_8_mib_fails_the_attempt(weir: Weir) -> None:
+    weir.sync("huge_response")
+    assert "8 MiB" in failed_with(weir.run_of("huge_response"), "ConnectionError")
+
+
+def test_a_step_output_over_4_mib_fails_only_that_run(weir: Weir) -> None:
+    weir.sync("big_step", "good", retries=2)
+    bad, fine = weir.start("big_step"), weir.start("good")
+    message = failed_with(weir.finished(bad), "StepOutputTooLarge")
+    assert "'big'" in message and "4 MiB" in message
+    assert weir.evil.calls["big_step"] == 1  # no retry: the same step would answer the same
+    assert weir.finished(fine)["status"] == "Completed"
+
+
+def test_run_state_over_32_mib_fails_the_run(weir: Weir) -> None:
+    weir.sync("fat_state")
+    run = weir.run_of("fat_state", timeout=60)
+    assert "32 MiB" in failed_with(run, "RunStateTooLarge")
+    assert len(run["steps"]) == 8  # eight steps fit, the ninth would not
+
+
+def test_a_run_stops_at_1000_steps(weir: Weir) -> None:
+    weir.sync("many_steps")
+    run = weir.run_of("many_steps", timeout=60)
+    assert "1000 steps" in failed_with(run, "StepLimitExceeded")
+    assert len(run["steps"]) == 1000
+
+
+def test_the_platform_stays_up_after_every_misbehaviour(weir: Weir) -> None:
+    modes = ("not_json", "unknown_op", "wrong_types", "reset", "huge_int", "good")
+    weir.sync(*modes)
+    runs = {mode: weir.start(mode) for mode in modes}
+    for mode in modes[:-1]:
+        assert weir.finished(runs[mode])["status"] == "Failed", mode
+    assert weir.finished(runs["good"])["status"] == "Completed"
+    assert weir.client.get("/health").status_code == 200
+
+
+# -- start mode: answers must be signed ------------------------------------------------------
+
+
+def test_start_mode_accepts_signed_answers(signed_weir: Weir) -> None:
+    signed_weir.sync("good")
+    run = signed_weir.run_of("good")
+    assert run["status"] == "Completed"
+    assert run["output"] == {"ok": True}
+
+
+@pytest.mark.parametrize(("mode", "why"), [("unsigned", "no X-Inngest"), ("wrong_key", "no key")])
+def test_start_mode_refuses_unsigned_or_wrongly_signed_answers(
+    signed_weir: Weir, mode: str, why: str
+) -> None:
+    signed_weir.sync(mode)
+    message = failed_with(signed_weir.run_of(mode), "InvalidSignature")
+    assert why in message and "cloud mode" in message
+
+
+def test_dev_mode_does_not_ask_for_signatures(weir: Weir) -> None:
+    weir.sync("unsigned")
+    assert weir.run_of("unsigned")["status"] == "Completed"
