@@ -24,8 +24,9 @@ lint: install
 typecheck: install
 	bash .ci/typecheck
 
-# The whole suite: lint, types, unit, store, integration (both SDKs) and browser tests.
+# The whole suite: lint, types, unit, store, integration (both SDKs) and browser tests; the
+# store and integration suites run on SQLite and on the PostgreSQL that .ci/postgres starts.
 test: install
 	bash .ci/system-deps
 	$(MAKE) lint typecheck
-	$(BIN)/python -m pytest
+	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest

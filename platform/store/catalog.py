@@ -2,7 +2,8 @@
 
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
+from weir.platform.store import dialect
 from weir.platform.store.schema import apps, functions
 
 
@@ -48,15 +49,15 @@ def get_function_by_slug(conn: Connection, slug: str) -> Any:
 
 def insert_function(conn: Connection, **values: Any) -> None:
     conn.execute(insert(functions).values(**values))
+    dialect.notify(conn, dialect.CATALOG)  # other processes reload their registries
 
 
 def update_function(conn: Connection, function_id: str, **values: Any) -> None:
     conn.execute(update(functions).where(functions.c.id == function_id).values(**values))
+    dialect.notify(conn, dialect.CATALOG)
 
 
 def catalog_version(conn: Connection) -> int:
     """Changes whenever any function changes; other processes reload on a new value."""
-    from sqlalchemy import func
-
     value = conn.execute(select(func.max(functions.c.updated_at))).scalar()
     return int(value or 0)

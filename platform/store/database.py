@@ -4,6 +4,10 @@ Every state change is a plain function over a SQLAlchemy `Connection`, run whole
 transaction. SQLite allows one writer at a time and each commit costs an fsync, so writes go
 to a single thread that takes every job waiting, runs each under its own SAVEPOINT (a failing
 job rolls back alone) and commits them together: one fsync acknowledges many transitions.
+
+PostgreSQL (psycopg 3) takes the same path: several processes each run their own writer, and
+a job that lost a race to another process (deadlock, serialization failure, a duplicate first
+insert) is rolled back to its savepoint and run again on fresh reads.
 """
 
 import asyncio
@@ -16,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 T = TypeVar("T")
 Job = Callable[[Connection], T]
@@ -23,6 +29,9 @@ log = logging.getLogger("weir.store")
 
 MAX_GROUP = 256  # jobs per physical commit
 WRITER = "weir_writer"
+RETRIES = 5  # runs of a job that keeps losing races to other processes
+# SQLSTATEs of a lost race: serialization failure, deadlock detected, unique violation.
+TRANSIENT = frozenset({"40001", "40P01", "23505"})
 
 
 @dataclass
@@ -35,7 +44,23 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+def database_url(url: str) -> str:
+    """`postgresql://` and `postgres://` name the psycopg 3 driver (SQLAlchemy would pick
+    psycopg2, which Weir does not install)."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain) :]
+    return url
+
+
+def libpq_conninfo(url: str) -> str:
+    """The URL as psycopg itself takes it (for the LISTEN connection, outside the pool)."""
+    parsed = make_url(database_url(url)).set(drivername="postgresql")
+    return parsed.render_as_string(hide_password=False)
+
+
 def make_engine(url: str, *, synchronous: str = "FULL") -> Engine:
+    url = database_url(url)
     if not is_sqlite(url):
         return create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
     engine = create_engine(url, pool_size=8, max_overflow=8)
@@ -124,7 +149,10 @@ class Database:
         try:
             with conn.begin():
                 for pending in group:
-                    results.append(self._run_one(conn, pending))
+                    # A caller cancelled before its job ran (a task stopped at shutdown) gave
+                    # it up: skip it. Once running, it can no longer be cancelled.
+                    if pending.future.set_running_or_notify_cancel():
+                        results.append(self._run_one(conn, pending))
         except BaseException as exc:  # the commit itself failed: nothing of the group holds
             log.exception("group commit failed")
             for pending in group:
@@ -139,8 +167,23 @@ class Database:
 
     @staticmethod
     def _run_one(conn: Connection, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
-        try:
-            with conn.begin_nested():
-                return pending, pending.job(conn), None
-        except Exception as exc:  # this job alone rolls back
-            return pending, None, exc
+        for attempt in range(1, RETRIES + 1):
+            try:
+                with conn.begin_nested():
+                    return pending, pending.job(conn), None
+            except DBAPIError as exc:  # this job alone rolls back; a lost race runs again
+                if attempt == RETRIES or not lost_race(exc):
+                    return pending, None, exc
+                log.info("job lost a race (%s), running it again", sqlstate(exc))
+            except Exception as exc:
+                return pending, None, exc
+        raise AssertionError("unreachable")
+
+
+def sqlstate(exc: DBAPIError) -> str | None:
+    return getattr(exc.orig, "sqlstate", None)  # psycopg errors carry it; sqlite3's do not
+
+
+def lost_race(exc: DBAPIError) -> bool:
+    """An error another process caused by touching the same rows at the same time."""
+    return sqlstate(exc) in TRANSIENT

@@ -9,6 +9,12 @@ released. So a hot key with thousands of queued runs costs other keys nothing.
 holder died becomes claimable again by itself, and the lane's next look is `min(available_at)`.
 Each claim writes a fresh token into `lease_owner`; finishing an item requires that token, so a
 holder whose lease was taken over can never commit a stale transition.
+
+Several processes may claim from one PostgreSQL: a claimer locks the lanes it works on
+(`FOR UPDATE SKIP LOCKED`, so two claimers never wait for each other or take the same item),
+and counts and takes a key's slots only while holding that key's lock (`dialect.try_lock`;
+releasing slots waits for it), so a limit shared by several lanes is never exceeded. Anything
+that may delete a lane row locks it first, so an item enqueued meanwhile never loses its lane.
 """
 
 import json
@@ -17,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
+from weir.platform.store import dialect
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -59,6 +66,7 @@ def enqueue(conn: Connection, item: NewItem) -> int | None:
         return None
     item_id = conn.execute(insert(queue).values(**_row(item)).returning(queue.c.id)).scalar_one()
     _touch_lane(conn, item)
+    dialect.notify(conn, dialect.WAKE)  # other processes' schedulers may sleep past it
     return int(item_id)
 
 
@@ -85,9 +93,9 @@ def _dedupe_exists(conn: Connection, dedupe: str) -> bool:
 
 def _touch_lane(conn: Connection, item: NewItem) -> None:
     row = conn.execute(
-        select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
-            lanes.c.lane == item.lane
-        )
+        select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on)
+        .where(lanes.c.lane == item.lane)
+        .with_for_update()
     ).first()
     if row is None:
         conn.execute(
@@ -122,6 +130,7 @@ def _due_lanes(conn: Connection, now: int, limit: int) -> list[Any]:
         .where(lanes.c.next_at <= now)
         .order_by(lanes.c.head_score)
         .limit(limit)
+        .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
     )
     return list(conn.execute(query))
 
@@ -147,6 +156,8 @@ def _room(conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, 
     for key, limit in limits:
         if limit <= 0:  # 0 means no limit
             continue
+        if not dialect.try_lock(conn, dialect.SLOT_KEY, key):
+            return 0  # another process is counting this key: look again on the next tick
         free = limit - in_use(conn, key, now)
         if free <= 0:
             _park(conn, lane, key, now)
@@ -180,6 +191,7 @@ def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
         .where(queue.c.lane == lane, queue.c.available_at <= now)
         .order_by(queue.c.score, queue.c.id)
         .limit(limit)
+        .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
     )
     return list(conn.execute(query))
 
@@ -210,6 +222,8 @@ def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: i
 
 
 def _refresh_lane(conn: Connection, lane: str) -> None:
+    # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew.
+    conn.execute(select(lanes.c.lane).where(lanes.c.lane == lane).with_for_update()).first()
     head = conn.execute(
         select(queue.c.available_at, queue.c.score)
         .where(queue.c.lane == lane)
@@ -244,11 +258,16 @@ def finish(conn: Connection, item: Claimed, now: int) -> None:
 def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: int) -> None:
     if not keys:
         return
+    for key in sorted(keys):  # a claimer counting the key finishes first, parking included
+        dialect.lock(conn, dialect.SLOT_KEY, key)
     conn.execute(delete(slots).where(slots.c.item_id == item_id))
+    woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
-        conn.execute(
+        woken += conn.execute(
             update(lanes).where(lanes.c.blocked_on == key).values(blocked_on=None, next_at=now)
-        )
+        ).rowcount
+    if woken:
+        dialect.notify(conn, dialect.WAKE)
 
 
 def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
@@ -313,6 +332,23 @@ def release_all_leases(conn: Connection, now: int) -> int:
     )
     conn.execute(update(lanes).values(next_at=now, blocked_on=None))
     return int(done.rowcount)
+
+
+def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
+    """A process shutting down returns the items it still holds: claimable at once by anyone,
+    instead of after their leases run out. Items finished or taken over meanwhile are skipped."""
+    returned = 0
+    for item in items:
+        done = conn.execute(
+            update(queue)
+            .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
+            .values(available_at=now, lease_owner=None)
+        )
+        if done.rowcount == 1:
+            returned += 1
+            release_slots(conn, item.id, item.keys, now)
+            _refresh_lane(conn, item.lane)
+    return returned
 
 
 def next_due(conn: Connection) -> int | None:

@@ -1,5 +1,6 @@
 """Named operations on events, runs, steps, history and waits (all SQL lives in the store)."""
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from weir.platform.store.schema import (
     waits,
 )
 
+RUN_KEY_MAX = 128  # run_keys.key's width
 ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
 
 
@@ -79,7 +81,15 @@ def record_outcome(
     )
 
 
+def _stored_key(key: str) -> str:
+    """Run keys fit their column (and an index entry) at any length: long ones are hashed."""
+    if len(key) <= RUN_KEY_MAX:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
 def run_key_holder(conn: Connection, function_id: str, key: str, now: int) -> str | None:
+    key = _stored_key(key)
     row = conn.execute(
         select(run_keys.c.run_id, run_keys.c.expires_at).where(
             run_keys.c.function_id == function_id, run_keys.c.key == key
@@ -92,6 +102,7 @@ def claim_run_key(
     conn: Connection, function_id: str, key: str, run_id: str, now: int, ttl_ms: int
 ) -> str | None:
     """Take a 24 h run key; returns the run that already holds it, or None if now ours."""
+    key = _stored_key(key)
     row = conn.execute(
         select(run_keys.c.run_id, run_keys.c.expires_at).where(
             run_keys.c.function_id == function_id, run_keys.c.key == key

@@ -54,7 +54,7 @@ events = Table(
     metadata,
     Column("id", ID, primary_key=True),  # internal ULID
     Column("name", String(512), nullable=False),
-    Column("user_id", String(512), nullable=True),  # the event's own `id`, if the sender set one
+    Column("user_id", Text, nullable=True),  # the event's own `id`, if the sender set one
     Column("ts", BigInteger, nullable=False),
     Column("received_at", BigInteger, nullable=False),
     Column("payload", Text, nullable=False),  # the full event object as the SDK will see it

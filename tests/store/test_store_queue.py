@@ -11,11 +11,6 @@ from weir.platform.store import queue as q
 from weir.platform.store.database import Database, make_engine
 
 K1, K2, K3 = "k1" * 16, "k2" * 16, "k3" * 16  # key hashes
-PG_CLAIM_RACE = (
-    "known bug: under READ COMMITTED two claimers read the same due items and free slots; the "
-    "second UPDATE waits for the first, then re-leases the item (queue.py _lease has no lock "
-    "or lease guard), so one item runs twice and limits can be exceeded"
-)
 
 
 def enqueue(store: Store, *items: q.NewItem) -> list[int | None]:
@@ -444,12 +439,8 @@ def test_next_due_is_the_earliest_lane_look(store: Store) -> None:
 # -- several processes sharing one store -----------------------------------------------------
 
 
-def test_two_writers_sharing_one_database_never_exceed_a_limit(
-    store: Store, backend: str, request: pytest.FixtureRequest
-) -> None:
+def test_two_writers_sharing_one_database_never_exceed_a_limit(store: Store) -> None:
     """Invariant 3 across processes: each Database stands for one Weir process."""
-    if backend == "postgresql":
-        request.applymarker(pytest.mark.xfail(reason=PG_CLAIM_RACE, strict=False))
     other = Database(make_engine(store.url))
     total = 40
     enqueue(store, *(new_item(f"lane-{i % 2}", score=i, limits=((K1, 1),)) for i in range(total)))

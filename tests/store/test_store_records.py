@@ -201,31 +201,15 @@ def test_waits_match_only_events_received_after_they_opened(store: Store) -> Non
 
 # -- sizes the ingest accepts must fit the store ---------------------------------------------
 
-UNBOUNDED_ID = (
-    "known bug: ingest.py accepts an event 'id' of any length, but events.user_id is "
-    "String(512) and run_keys.key String(128) (schema.py): PostgreSQL rejects longer values"
-)
 
-
-def _pg_xfail(backend: str, request: pytest.FixtureRequest) -> None:
-    if backend == "postgresql":
-        request.applymarker(pytest.mark.xfail(reason=UNBOUNDED_ID, strict=True))
-
-
-def test_an_event_id_of_any_accepted_length_is_stored(
-    store: Store, backend: str, request: pytest.FixtureRequest
-) -> None:
-    _pg_xfail(backend, request)
+def test_an_event_id_of_any_accepted_length_is_stored(store: Store) -> None:
     user_id = "u" * 2_000  # platform/ingest.py sets no limit on an event's `id`
     event = records.StoredEvent("ev-1", "app/x", user_id, 1, 1, {"id": user_id})
     store.write(lambda c: records.insert_events(c, [event]))
     assert store.read(lambda c: records.get_event(c, "ev-1")).user_id == user_id
 
 
-def test_a_run_key_built_from_a_long_event_id_is_held(
-    store: Store, backend: str, request: pytest.FixtureRequest
-) -> None:
-    _pg_xfail(backend, request)
+def test_a_run_key_built_from_a_long_event_id_is_held(store: Store) -> None:
     key = "event:" + "u" * 2_000  # as runtime/admission.py builds it from the event's `id`
     assert claim_key(store, "run-1", now=0, key=key) is None
     assert claim_key(store, "run-2", now=1, key=key) == "run-1"
