@@ -2,12 +2,16 @@
 
 import json
 
+from weir.platform import app_hosts
 from weir.platform.executor import signing
 from weir.platform.executor.http import AppClient, TransportError
 from weir.platform.settings import Settings
 
 
 async def request_sync(client: AppClient, url: str, settings: Settings) -> str | None:
+    refused = app_hosts.url_problem(url, settings.allowed_app_hosts)
+    if refused:
+        return refused  # never even contacted
     body = json.dumps({"url": url}, separators=(",", ":")).encode()
     headers = {
         "content-type": "application/json",

@@ -2,6 +2,7 @@
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.ingest import MAX_EVENT_BYTES, MAX_EVENTS, EventError
 from weir.platform.service import Platform
@@ -16,9 +17,10 @@ async def send_events(
 ) -> JSONResponse:
     if not weir.event_key_allowed(event_key):
         return JSONResponse({"ids": [], "status": 401, "error": "Event key not found"}, 401)
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        return _bad(f"the request body is {len(body)} bytes; at most {MAX_BODY} are accepted")
+    try:
+        body = await read_capped(request, MAX_BODY)
+    except BodyTooLarge as exc:
+        return JSONResponse({"ids": [], "status": 413, "error": str(exc)}, 413)
     try:
         ids = await weir.send_events(body)
     except EventError as exc:

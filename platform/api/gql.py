@@ -23,6 +23,7 @@ from ariadne import (
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLResolveInfo
+from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.functions.describe import describe_trigger
 from weir.platform.registry import Function
@@ -30,6 +31,7 @@ from weir.platform.service import Platform
 from weir.platform.store import queries
 
 router = APIRouter(prefix="/v0")
+MAX_QUERY_BYTES = 1024 * 1024
 Info = GraphQLResolveInfo[dict[str, Any]]  # the context holds the Platform
 query = QueryType()
 function_run = ObjectType("FunctionRunV2")
@@ -48,8 +50,10 @@ WRAPPED = ("StepRun", "StepFailed", "InvokeFunction")  # memos shaped {"data"} o
 @router.post("/gql")
 async def gql(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     try:
-        body = await request.json()
-    except ValueError:
+        body = json.loads(await read_capped(request, MAX_QUERY_BYTES, "GraphQL request"))
+    except BodyTooLarge as exc:
+        return JSONResponse({"errors": [{"message": str(exc)}]}, 413)
+    except (ValueError, RecursionError):
         return JSONResponse({"errors": [{"message": "the request body is not JSON"}]}, 400)
     ok, result = await graphql(SCHEMA, body, context_value={"platform": weir})
     # Resolver errors still answer 200 with partial data, as GraphQL servers do.

@@ -5,6 +5,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from weir.platform import app_hosts
+from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.functions import SyncError
 from weir.platform.service import Platform
@@ -15,13 +17,15 @@ MAX_REGISTER_BYTES = 16 * 1024 * 1024
 
 @router.post("/fn/register")
 async def register(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
-    body = await request.body()
-    if len(body) > MAX_REGISTER_BYTES:
-        return _error(f"the sync body is {len(body)} bytes; at most {MAX_REGISTER_BYTES}", 413)
     try:
-        payload: Any = json.loads(body)
+        payload: Any = json.loads(await read_capped(request, MAX_REGISTER_BYTES, "sync body"))
+    except BodyTooLarge as exc:
+        return _error(str(exc), 413)
     except ValueError as exc:
         return _error(f"the sync body is not valid JSON: {exc}", 400)
+    hosts = app_hosts.sync_problems(payload, weir.settings.allowed_app_hosts)
+    if hosts:
+        return JSONResponse({"error": "; ".join(hosts), "problems": hosts}, 400)
     try:
         return JSONResponse(await weir.register(payload))
     except SyncError as exc:

@@ -1,0 +1,119 @@
+"""Request bodies are capped before parsing, and the app-host allow-list guards every way an
+app URL gets in: `-u`/the UI's sync (the PUT is never sent) and the register payload."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from fastapi.testclient import TestClient
+from weir.platform import app_hosts
+from weir.platform.api.events import MAX_BODY
+from weir.platform.api.gql import MAX_QUERY_BYTES
+from weir.platform.api.register import MAX_REGISTER_BYTES
+from weir.platform.app import create_app
+from weir.platform.settings import Settings
+
+from tests.api.conftest import function, sync_body
+
+
+def chunks(total: int, size: int = 1024 * 1024) -> Iterator[bytes]:
+    """A body sent chunked, with no Content-Length to check up front."""
+    sent = 0
+    while sent < total:
+        yield b" " * min(size, total - sent)
+        sent += size
+
+
+@pytest.mark.parametrize(
+    ("path", "cap"),
+    [("/e/key", MAX_BODY), ("/fn/register", MAX_REGISTER_BYTES), ("/v0/gql", MAX_QUERY_BYTES)],
+)
+def test_an_oversized_body_is_refused_before_parsing(
+    client: TestClient, path: str, cap: int
+) -> None:
+    declared = client.post(path, content=b"{}", headers={"content-length": str(cap + 1)})
+    assert declared.status_code == 413
+    streamed = client.post(path, content=chunks(cap + 1))
+    assert streamed.status_code == 413
+    text = streamed.text
+    assert f"larger than {cap} bytes" in text and "MiB" in text
+
+
+def test_a_body_just_under_the_cap_is_parsed(client: TestClient) -> None:
+    padding = " " * (MAX_QUERY_BYTES - 100)
+    resp = client.post("/v0/gql", content=b'{"query": "{ functions { slug } }"}' + padding.encode())
+    assert resp.status_code == 200
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path}/weir.db",
+        sqlite_synchronous="OFF",
+        allowed_app_hosts=("127.0.0.1:1", "*.apps.internal"),
+    )
+    with TestClient(create_app(settings), follow_redirects=False) as client:
+        yield client
+
+
+def test_a_register_from_an_allowed_host_is_accepted(guarded: TestClient) -> None:
+    assert guarded.post("/fn/register", json=sync_body(function("a"))).json()["ok"]
+
+
+def test_a_register_naming_another_host_is_refused(guarded: TestClient) -> None:
+    body = sync_body(function("a")) | {"url": "http://169.254.169.254/latest"}
+    resp = guarded.post("/fn/register", json=body)
+    assert resp.status_code == 400
+    assert "'169.254.169.254'" in resp.json()["error"]
+    assert "--allowed-app-hosts" in resp.json()["error"]
+
+
+def test_a_function_url_on_another_host_is_refused(guarded: TestClient) -> None:
+    fn = function("a")
+    fn["steps"]["step"]["runtime"]["url"] = "http://10.0.0.9:8000/api/inngest?fnId=a"
+    resp = guarded.post("/fn/register", json=sync_body(fn))
+    assert resp.status_code == 400
+    assert resp.json()["problems"] == [
+        app_hosts.url_problem(
+            "http://10.0.0.9:8000/api/inngest?fnId=a", ("127.0.0.1:1", "*.apps.internal")
+        )
+    ]
+
+
+def test_the_ui_sync_of_a_disallowed_url_says_why_without_calling_it(guarded: TestClient) -> None:
+    resp = guarded.post("/apps/sync", data={"url": "http://evil.example:9/api/inngest"})
+    assert resp.status_code == 303
+    note = unquote(resp.headers["location"])
+    assert "'evil.example'" in note and "--allowed-app-hosts" in note
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1:8000/api", ("127.0.0.1",)),
+        ("http://127.0.0.1:8000/api", ("127.0.0.1:8000",)),
+        ("https://app.example.com/api", ("app.example.com:443",)),
+        ("http://a.b.apps.internal/x", ("*.apps.internal",)),
+        ("http://APP.Example.com/x", ("app.example.com",)),
+        ("http://[::1]:3000/x", ("[::1]",)),
+        ("http://anything/x", ()),
+    ],
+)
+def test_allowed_urls(url: str, allowed: tuple[str, ...]) -> None:
+    assert app_hosts.url_problem(url, allowed) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:9000/api", "does not allow"),
+        ("http://apps.internal.evil.com/x", "does not allow"),
+        ("http://evilapps.internal/x", "does not allow"),
+        ("file:///etc/passwd", "http(s) URL"),
+        ("http://127.0.0.1:99999/x", "not a valid URL"),
+    ],
+)
+def test_refused_urls(url: str, why: str) -> None:
+    problem = app_hosts.url_problem(url, ("127.0.0.1:8000", "*.apps.internal"))
+    assert problem is not None and why in problem
