@@ -27,7 +27,7 @@ class Store:
     def read(self, job: Callable[[Connection], T]) -> T:
         return self.db.read_sync(job)
 
-    def rows(self, sql: str, **params: object) -> list[tuple[object, ...]]:
+    def rows(self, sql: str, **params: object) -> list[tuple[Any, ...]]:
         """Plain SQL over a fresh connection: what is really committed."""
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(text(sql), params)]

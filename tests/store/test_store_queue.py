@@ -3,6 +3,7 @@
 import random
 import threading
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ K1, K2, K3 = "k1" * 16, "k2" * 16, "k3" * 16  # key hashes
 
 
 def enqueue(store: Store, *items: q.NewItem) -> list[int | None]:
-    return [store.write(lambda c, it=it: q.enqueue(c, it)) for it in items]
+    return [store.write(partial(q.enqueue, item=it)) for it in items]
 
 
 def claim(store: Store, now: int, max_items: int = 10, lease: int = LEASE) -> list[q.Claimed]:
@@ -43,7 +44,7 @@ def in_use(store: Store, key: str, now: int) -> int:
 
 
 def queue_count(store: Store) -> int:
-    return int(store.rows("SELECT count(*) FROM queue")[0][0])  # type: ignore[call-overload]
+    return int(store.rows("SELECT count(*) FROM queue")[0][0])
 
 
 # -- enqueue ---------------------------------------------------------------------------------
@@ -388,7 +389,7 @@ def test_random_claims_finishes_and_retries_never_exceed_any_limit(store: Store,
         else:
             item = held.pop(rng.choice(sorted(held)))
             when = now + rng.randint(0, 20)
-            store.write(lambda c, it=item, at=when, t=now: q.retry(c, it, available_at=at, now=t))
+            store.write(partial(q.retry, item=item, available_at=when, now=now))
         counts = Counter(key for item in held.values() for key in item.keys)
         for key, limit in limit_of.items():
             assert counts[key] <= limit
@@ -469,7 +470,7 @@ def test_two_writers_sharing_one_database_never_exceed_a_limit(store: Store) -> 
                 with lock:
                     held.discard(c.id)
                 try:
-                    db.write_sync(lambda conn, it=c: q.finish(conn, it, 0))
+                    db.write_sync(partial(q.finish, item=c, now=0))
                 except Exception as exc:
                     problems.append(f"finish of item {c.id} raised {exc!r}: claimed twice?")
                     return

@@ -1,6 +1,7 @@
 """Named operations on events, runs, step memos, run keys, history and waits."""
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -141,7 +142,15 @@ def test_update_run_changes_only_the_named_run(store: Store) -> None:
 def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> None:
     for outcome in ("rate_limited", "debounced"):
         store.write(
-            lambda c, o=outcome: records.record_outcome(c, "ev-1", "fn-1", o, None, "why", 5)
+            partial(
+                records.record_outcome,
+                event_id="ev-1",
+                function_id="fn-1",
+                outcome=outcome,
+                run_id=None,
+                detail="why",
+                now=5,
+            )
         )
     store.write(lambda c: records.record_outcome(c, "ev-2", "fn-1", "idempotent", "r", "", 6))
     rows = store.read(lambda c: records.outcomes_for_event(c, "ev-1"))

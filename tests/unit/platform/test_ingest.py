@@ -123,7 +123,7 @@ def test_a_whole_float_ts_is_taken_as_integer_milliseconds() -> None:
 
 def test_an_event_over_3_mib_is_rejected_and_one_at_the_limit_is_not() -> None:
     def event_of(size: int) -> dict[str, Any]:
-        event = {"name": "a", "data": {"s": ""}}
+        event: dict[str, Any] = {"name": "a", "data": {"s": ""}}
         event["data"]["s"] = "x" * (size - len(orjson.dumps(event)))
         assert len(orjson.dumps(event)) == size
         return event

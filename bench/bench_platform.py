@@ -1,0 +1,599 @@
+"""End-to-end throughput and latency of Weir on SQLite, with no-op handlers.
+
+Three processes on loopback: this script (sends events, reads results), Weir itself
+(`python -m weir dev` on a fresh SQLite file) and an app built with `weir.sdk`, served by
+uvicorn. Figures, each the median of several rounds:
+
+  runs/s      a function with no steps: N events sent in batches, until every run completed
+  steps/s     a 10-step function (11 calls per run: one per step, then the return)
+  latency     event sent -> first call of its run reaches the app (p50, p99), events sent
+              one at a time with small pauses
+
+Baselines measured in the same process, on the same machine: the raw HTTP round-trip rate of
+the app's server with aiohttp (a plain route, 32 in flight, and one at a time), and a plain
+sqlite3 INSERT+COMMIT rate (WAL, synchronous=FULL as `weir dev` uses).
+
+    .venv/bin/python bench/bench_platform.py [--rounds 3] [--events 2000] [--profile]
+
+--profile adds one profiled round of each workload (cProfile in every thread of Weir and of
+the app) and prints the top costs; it is slower and its figures are not the benchmark's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+APP_ID = "bench"
+STEPS = 10
+TARGETS = {"runs/s": 300.0, "steps/s": 1000.0, "p50 ms": 20.0}
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# -- the app (imported by uvicorn in its own process: --factory bench_platform:make_app) ------
+
+FIRST_CALLS: dict[str, float] = {}  # run id -> seconds from the event's send to its first call
+
+
+def make_app() -> FastAPI:
+    from fastapi import FastAPI
+    from weir.sdk import Context, Weir, serve
+
+    weir = Weir(APP_ID, dev=True)
+
+    @weir.function("noop", event="bench/noop", retries=0)
+    async def noop(ctx: Context) -> None:
+        return None
+
+    @weir.function("steps", event="bench/steps", retries=0)
+    async def steps(ctx: Context) -> int:
+        for i in range(STEPS):
+            await ctx.step.run(f"step-{i}", _nothing)
+        return STEPS
+
+    @weir.function("latency", event="bench/latency", retries=0)
+    async def latency(ctx: Context) -> None:
+        FIRST_CALLS.setdefault(ctx.run_id, time.time() - float(ctx.event.data["sent"]))
+
+    app = FastAPI()
+    serve(app, weir)
+
+    @app.post("/bench/echo")
+    async def echo() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.get("/bench/first-calls")
+    async def first_calls() -> list[float]:
+        values = list(FIRST_CALLS.values())
+        FIRST_CALLS.clear()
+        return values
+
+    return app
+
+
+def _nothing() -> None:
+    return None
+
+
+def client_session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+    # uvicorn closes a connection idle for 5 s; an aiohttp pool keeps connections 15 s by
+    # default and may send on one at the instant the server closes it (ECONNRESET). Keep ours
+    # for less than the server's idle timeout.
+    return aiohttp.ClientSession(
+        timeout=timeout, connector=aiohttp.TCPConnector(keepalive_timeout=2)
+    )
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Process:
+    """A child process whose CPU time we can read (Linux /proc)."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.name, self.log = name, log
+        with log.open("ab") as out:
+            self.proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=out, stderr=out)
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def python_args(module_args: list[str], mode: str, out: Path | None) -> list[str]:
+    """`python -m <module_args>`, or the same through `_wrapped` (see `run_wrapped`)."""
+    if out is None:
+        return [sys.executable, "-m", *module_args]
+    wrapper = [sys.executable, str(Path(__file__).resolve()), "_wrapped", mode, str(out), "--"]
+    return [*wrapper, *module_args]
+
+
+@dataclass
+class Stack:
+    """The app and Weir, running; the Weir database file is read directly for results."""
+
+    app: Process
+    weir: Process
+    app_url: str
+    weir_url: str
+    db_path: Path
+    weir_threads: Path  # JSON written by Weir at exit: CPU seconds per thread group
+    functions: dict[str, str] = field(default_factory=dict)  # short id -> function id
+
+    def stop(self) -> None:
+        self.weir.stop(signal.SIGINT)
+        self.app.stop(signal.SIGINT)
+
+
+async def start_stack(session: aiohttp.ClientSession, tmp: Path, profiled: bool = False) -> Stack:
+    """Start the app, then Weir (which syncs it). Weir's CPU is accounted per thread; with
+    `profiled`, both processes also run under cProfile in every thread."""
+    app_port, weir_port = free_port(), free_port()
+    weir_url = f"http://127.0.0.1:{weir_port}"
+    env = os.environ | {"WEIR_BASE_URL": weir_url, "WEIR_DEV": "1", "PYTHONUNBUFFERED": "1"}
+    app_args = ["uvicorn", "--app-dir", str(HERE), "--factory", "bench_platform:make_app"]
+    app_args += ["--port", str(app_port), "--log-level", "warning", "--no-access-log"]
+    # uvicorn closes idle connections after 5 s, aiohttp keeps them 15 s: a call sent on a
+    # connection the app has just closed fails (ServerDisconnectedError) and, with retries=0,
+    # fails its run. Reported as a platform issue; a longer keep-alive keeps the bench clean.
+    app_args += ["--timeout-keep-alive", "120"]
+    out = tmp / ("profile" if profiled else "cpu")
+    app_cmd = python_args(app_args, "profile", out.with_suffix(".app") if profiled else None)
+    app = Process("app", app_cmd, env, tmp / "app.log")
+    app_url = f"http://127.0.0.1:{app_port}"
+    await wait_http(session, f"{app_url}/api/inngest", app)
+    db_path = tmp / f"weir-{weir_port}.db"
+    weir_args = ["weir", "dev", "--port", str(weir_port), "--database-url", f"sqlite:///{db_path}"]
+    weir_args += ["-u", f"{app_url}/api/inngest"]
+    weir_cmd = python_args(weir_args, "profile" if profiled else "cpu", out.with_suffix(".weir"))
+    weir = Process("weir", weir_cmd, env, tmp / "weir.log")
+    stack = Stack(app, weir, app_url, weir_url, db_path, out.with_suffix(".weir.cpu.json"))
+    await wait_http(session, f"{weir_url}/health", weir)
+    stack.functions = await wait_for_functions(db_path)
+    return stack
+
+
+async def wait_http(session: aiohttp.ClientSession, url: str, proc: Process) -> None:
+    for _ in range(600):
+        if proc.proc.poll() is not None:
+            raise SystemExit(f"{proc.name} exited early; see {proc.log}")
+        with contextlib.suppress(aiohttp.ClientError, OSError):
+            async with session.get(url) as resp:
+                if resp.status == 200:
+                    return
+        await asyncio.sleep(0.05)
+    raise SystemExit(f"{url} did not answer 200 within 30 s; see {proc.log}")
+
+
+async def wait_for_functions(db_path: Path) -> dict[str, str]:
+    for _ in range(600):
+        with contextlib.suppress(sqlite3.Error):
+            rows = query(db_path, "SELECT slug, id FROM functions")
+            found = {str(slug).rsplit("-", 1)[-1]: str(fid) for slug, fid in rows}
+            if {"noop", "steps", "latency"} <= set(found):
+                return found
+        await asyncio.sleep(0.05)
+    raise SystemExit("the app's functions were not synced within 30 s")
+
+
+def query(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+# -- workloads -------------------------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    seconds: float
+    runs: int
+    cpu: dict[str, float]  # process -> CPU seconds used during the round
+
+    def share(self, proc: str) -> float:
+        return self.cpu[proc] / self.seconds
+
+
+async def send(session: aiohttp.ClientSession, stack: Stack, events: list[dict[str, Any]]) -> None:
+    async with session.post(f"{stack.weir_url}/e/bench", json=events) as resp:
+        body = await resp.json()
+        if resp.status != 200:
+            raise SystemExit(f"sending events failed: {resp.status} {body}")
+
+
+def finished(stack: Stack, fn: str) -> tuple[int, int, int]:
+    """(completed, not completed but ended, latest end in ms) for one function."""
+    [(done, bad, last)] = query(
+        stack.db_path,
+        "SELECT sum(status = 'COMPLETED'), sum(status IN ('FAILED', 'CANCELLED')), "
+        "max(ended_at) FROM runs WHERE function_id = ?",
+        stack.functions[fn],
+    )
+    return int(done or 0), int(bad or 0), int(last or 0)
+
+
+async def throughput_round(
+    session: aiohttp.ClientSession, stack: Stack, fn: str, n: int, batch: int
+) -> Round:
+    before, _, _ = finished(stack, fn)
+    cpu0 = {p.name: p.cpu_seconds() for p in (stack.weir, stack.app)}
+    start = time.time()
+    for i in range(0, n, batch):
+        await send(session, stack, [{"name": f"bench/{fn}", "data": {}}] * min(batch, n - i))
+    deadline = time.monotonic() + 600
+    while True:
+        done, bad, last_ms = finished(stack, fn)
+        if bad:
+            raise SystemExit(f"{bad} runs of {fn} failed; see {stack.weir.log}")
+        if done >= before + n:
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"only {done - before} of {n} runs of {fn} completed in 600 s")
+        await asyncio.sleep(0.02)
+    seconds = last_ms / 1000 - start
+    cpu = {p.name: p.cpu_seconds() - cpu0[p.name] for p in (stack.weir, stack.app)}
+    return Round(seconds, n, cpu)
+
+
+async def latency_round(
+    session: aiohttp.ClientSession, stack: Stack, n: int, pause_s: float
+) -> list[float]:
+    for _ in range(n):
+        await send(session, stack, [{"name": "bench/latency", "data": {"sent": time.time()}}])
+        await asyncio.sleep(pause_s)
+    seen: list[float] = []
+    for _ in range(1000):
+        async with session.get(f"{stack.app_url}/bench/first-calls") as resp:
+            seen.extend(await resp.json())
+        if len(seen) >= n:
+            return [s * 1000 for s in seen]
+        await asyncio.sleep(0.02)
+    raise SystemExit(f"only {len(seen)} of {n} latency runs reached the app")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+# -- baselines -------------------------------------------------------------------------------
+
+
+async def http_rate(
+    session: aiohttp.ClientSession, url: str, concurrency: int, secs: float
+) -> float:
+    count = 0
+    stop = time.perf_counter() + secs
+
+    async def worker() -> None:
+        nonlocal count
+        while time.perf_counter() < stop:
+            async with session.post(url, data=b'{"event":{},"steps":{}}') as resp:
+                await resp.read()
+            count += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return count / (time.perf_counter() - start)
+
+
+async def http_latency_ms(session: aiohttp.ClientSession, url: str, n: int) -> float:
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        async with session.post(url, data=b"{}") as resp:
+            await resp.read()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def sqlite_commit_rate(tmp: Path, secs: float) -> float:
+    conn = sqlite3.connect(tmp / "baseline.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, payload TEXT)")
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < secs:
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO t (payload) VALUES (?)", ('{"data":{}}',))
+        conn.execute("COMMIT")
+        count += 1
+    rate = count / (time.perf_counter() - start)
+    conn.close()
+    return rate
+
+
+# -- the benchmark ---------------------------------------------------------------------------
+
+
+@dataclass
+class Results:
+    http_rps: list[float] = field(default_factory=list)
+    http_ms: list[float] = field(default_factory=list)
+    sqlite_tps: list[float] = field(default_factory=list)
+    runs: list[Round] = field(default_factory=list)
+    steps: list[Round] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    threads: dict[str, float] = field(default_factory=dict)  # Weir CPU seconds per thread group
+
+
+async def measure(args: argparse.Namespace, tmp: Path) -> Results:
+    res = Results()
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with client_session(timeout) as session:
+        stack = await start_stack(session, tmp)
+        try:
+            await warm_up(session, stack)
+            for r in range(args.rounds):
+                echo = f"{stack.app_url}/bench/echo"
+                res.http_rps.append(await http_rate(session, echo, 32, 1.5))
+                res.http_ms.append(await http_latency_ms(session, echo, 200))
+                res.sqlite_tps.append(sqlite_commit_rate(tmp, 1.0))
+                res.runs.append(await throughput_round(session, stack, "noop", args.events, 500))
+                step_runs = max(1, args.step_events)
+                res.steps.append(await throughput_round(session, stack, "steps", step_runs, 500))
+                lat = await latency_round(session, stack, args.latency_events, 0.02)
+                res.p50.append(percentile(lat, 50))
+                res.p99.append(percentile(lat, 99))
+                report_round(r, res)
+        finally:
+            stack.stop()
+    with contextlib.suppress(OSError, ValueError):
+        res.threads = json.loads(stack.weir_threads.read_text())
+    return res
+
+
+async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:
+    await throughput_round(session, stack, "noop", 50, 50)
+    await throughput_round(session, stack, "steps", 10, 10)
+    await latency_round(session, stack, 5, 0.01)
+
+
+def report_round(r: int, res: Results) -> None:
+    runs, steps = res.runs[-1], res.steps[-1]
+    print(
+        f"  round {r + 1}: {runs.runs / runs.seconds:7.0f} runs/s"
+        f" {steps.runs * STEPS / steps.seconds:7.0f} steps/s"
+        f"  latency p50 {res.p50[-1]:5.1f} ms p99 {res.p99[-1]:6.1f} ms"
+        f"  | http {res.http_rps[-1]:6.0f} req/s, sqlite {res.sqlite_tps[-1]:6.0f} commits/s",
+        flush=True,
+    )
+
+
+def summarise(res: Results) -> None:
+    med = statistics.median
+    http_rps, http_ms, sqlite_tps = med(res.http_rps), med(res.http_ms), med(res.sqlite_tps)
+    runs_s = med([r.runs / r.seconds for r in res.runs])
+    steps_s = med([r.runs * STEPS / r.seconds for r in res.steps])
+    calls_s = steps_s * (STEPS + 1) / STEPS
+    p50, p99 = med(res.p50), med(res.p99)
+    print(f"\nmedians of {len(res.runs)} rounds")
+    print(f"baseline  aiohttp -> app's server, 32 in flight   {http_rps:8.0f} req/s")
+    print(f"baseline  aiohttp -> app's server, one at a time  {http_ms:8.2f} ms per call")
+    print(f"baseline  sqlite3 INSERT+COMMIT, WAL, FULL        {sqlite_tps:8.0f} commits/s")
+    print(f"{'':44} {'figure':>10} {'target':>8} {'vs baseline':>12}")
+    rows = [
+        ("runs/s (no steps)", runs_s, TARGETS["runs/s"], f"{runs_s / http_rps:.3f} of http"),
+        (
+            "steps/s (10-step function)",
+            steps_s,
+            TARGETS["steps/s"],
+            f"{calls_s / http_rps:.3f} of http",
+        ),
+        ("  = calls to the app/s", calls_s, None, f"{calls_s / sqlite_tps:.3f} of sqlite"),
+        ("event -> first call p50 (ms)", p50, TARGETS["p50 ms"], f"{p50 / http_ms:.1f}x one call"),
+        ("event -> first call p99 (ms)", p99, None, f"{p99 / http_ms:.1f}x one call"),
+    ]
+    for label, value, target, ratio in rows:
+        mark = "" if target is None else ("  ok" if _meets(label, value, target) else "  MISSED")
+        shown = f"{target:8.0f}" if target is not None else " " * 8
+        print(f"{label:<44} {value:10.1f} {shown} {ratio:>12}{mark}")
+    share = {p: med([r.share(p) for r in res.runs + res.steps]) * 100 for p in ("weir", "app")}
+    print(f"\nCPU in throughput rounds, % of one core: weir {share['weir']:.0f}", end="")
+    print(f", app {share['app']:.0f}")
+    per_run = med([r.cpu["weir"] / r.runs for r in res.runs]) * 1000
+    per_call = med([r.cpu["weir"] / (r.runs * (STEPS + 1)) for r in res.steps]) * 1000
+    print(f"Weir CPU per run without steps {per_run:.1f} ms", end="")
+    print(f"; per call of the 10-step function {per_call:.1f} ms")
+    if res.threads:
+        total = sum(res.threads.values())
+        split = ", ".join(
+            f"{k} {v / total:.0%}" for k, v in sorted(res.threads.items(), key=lambda kv: -kv[1])
+        )
+        print(f"Weir CPU by thread over its whole life: {split}")
+
+
+def _meets(label: str, value: float, target: float) -> bool:
+    return value <= target if "ms" in label else value >= target
+
+
+# -- profiling -------------------------------------------------------------------------------
+
+
+async def profile(args: argparse.Namespace, tmp: Path) -> None:
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with client_session(timeout) as session:
+        stack = await start_stack(session, tmp, profiled=True)
+        try:
+            await warm_up(session, stack)
+            runs = await throughput_round(session, stack, "noop", args.profile_events, 500)
+            steps = await throughput_round(session, stack, "steps", args.profile_events // 10, 500)
+        finally:
+            stack.stop()
+    print(
+        f"\nprofiled round (slower than unprofiled): {runs.runs / runs.seconds:.0f} runs/s,"
+        f" {steps.runs * STEPS / steps.seconds:.0f} steps/s"
+    )
+
+
+def print_profile(path: Path, proc: str, top: int) -> None:
+    """Top functions by own time (cProfile counts wall time: waits for the GIL, a lock or
+    the next job show up as own time of the call that waited)."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
+    group = Path(f"{path}.name").read_text()
+    print(f"\n== {proc} / {group}: {total:.2f} s of own time ==")
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
+    print(f"{'own s':>7} {'cum s':>7} {'calls':>9}  function")
+    for (filename, line, name), (_cc, calls, own, cum, _callers) in rows[:top]:
+        where = filename.replace(str(ROOT) + "/", "").replace(sys.prefix, "<py>")
+        print(f"{own:7.2f} {cum:7.2f} {calls:9d}  {name} ({_short(where)}:{line})")
+
+
+def _short(where: str) -> str:
+    marker = "site-packages/"
+    return where.split(marker, 1)[1] if marker in where else where
+
+
+def run_wrapped(mode: str, out: str, module_args: list[str]) -> None:
+    """Run `python -m <module_args>` and, at exit, write each thread group's CPU seconds to
+    `<out>.cpu.json`; in mode "profile" also run cProfile in every thread, one file per group."""
+    import cProfile
+    import runpy
+    import threading
+
+    profiles: list[tuple[str, cProfile.Profile]] = []
+    cpu: dict[str, float] = {}
+    original = threading.Thread.run
+
+    def wrapped_run(self: threading.Thread) -> None:
+        prof = cProfile.Profile() if mode == "profile" else None
+        if prof is not None:
+            profiles.append((self.name, prof))
+            prof.enable()
+        try:
+            original(self)
+        finally:
+            if prof is not None:
+                prof.disable()
+            group = thread_group(self.name)
+            cpu[group] = cpu.get(group, 0.0) + time.thread_time()
+
+    threading.Thread.run = wrapped_run  # type: ignore[method-assign]
+    main = cProfile.Profile()
+    profiles.append(("main", main))
+    sys.argv = list(module_args)
+    if mode == "profile":
+        main.enable()
+    try:
+        runpy.run_module(module_args[0], run_name="__main__", alter_sys=True)
+    except SystemExit:
+        pass
+    finally:
+        main.disable()
+        cpu["event loop (main thread)"] = time.thread_time()
+        Path(f"{out}.cpu.json").write_text(json.dumps(cpu))
+        if mode == "profile":
+            _dump(out, profiles)
+
+
+def thread_group(name: str) -> str:
+    if name == "main":
+        return "event loop (main thread)"
+    if name == "weir-writer":
+        return "writer thread"
+    if name.startswith(("asyncio", "uvloop", "ThreadPoolExecutor")):
+        return "reads (to_thread pool)"
+    return name.rstrip("0123456789_-") or name
+
+
+def _dump(out: str, profiles: list[tuple[str, Any]]) -> None:
+    import pstats
+
+    groups: dict[str, pstats.Stats] = {}
+    for name, prof in profiles:
+        group = thread_group(name)
+        with contextlib.suppress(TypeError, ValueError):  # a profile that saw nothing
+            if group in groups:
+                groups[group].add(prof)
+            else:
+                groups[group] = pstats.Stats(prof)
+    for i, (group, stats) in enumerate(groups.items()):
+        stats.dump_stats(f"{out}.{i}")
+        Path(f"{out}.{i}.name").write_text(group)
+
+
+# -- entry -----------------------------------------------------------------------------------
+
+
+def main() -> None:
+    if len(sys.argv) > 4 and sys.argv[1] == "_wrapped":
+        run_wrapped(sys.argv[2], sys.argv[3], sys.argv[5:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per figure (median)")
+    parser.add_argument("--events", type=int, default=2000, help="runs per runs/s round")
+    parser.add_argument("--step-events", type=int, default=200, help="runs per steps/s round")
+    parser.add_argument("--latency-events", type=int, default=100, help="events per latency round")
+    parser.add_argument("--profile", action="store_true", help="add a profiled round; print costs")
+    parser.add_argument(
+        "--profile-events", type=int, default=600, help="runs in the profiled round"
+    )
+    parser.add_argument("--top", type=int, default=20, help="functions shown per profile")
+    args = parser.parse_args()
+    print(
+        f"Weir on SQLite, no-op handlers; {os.cpu_count()} CPUs; {args.rounds} rounds", flush=True
+    )
+    started = time.monotonic()
+    with _tmpdir() as tmp:
+        res = asyncio.run(measure(args, tmp))
+        summarise(res)
+        if args.profile:
+            asyncio.run(profile(args, tmp))
+            for proc in ("weir", "app"):
+                for path in sorted(tmp.glob(f"profile.{proc}.[0-9]")):
+                    print_profile(path, proc, args.top)
+    print(f"\ntotal {time.monotonic() - started:.0f} s")
+
+
+@contextlib.contextmanager
+def _tmpdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="weir-bench-") as name:
+        yield Path(name)
+
+
+if __name__ == "__main__":
+    main()
