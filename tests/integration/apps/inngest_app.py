@@ -153,6 +153,14 @@ async def durable(ctx: inngest.Context) -> list[int]:
     return done
 
 
+@client.create_function(fn_id="bigstate", trigger=trigger("t/bigstate"))
+async def bigstate(ctx: inngest.Context) -> list[int]:
+    # two 2.5 MiB steps: the third call's state is over 4 MiB, so the SDK fetches it itself
+    a = await ctx.step.run("a", lambda: "a" * 2_500_000)
+    b = await ctx.step.run("b", lambda: "b" * 2_500_000)
+    return [len(a), len(b), ctx.attempt]
+
+
 app = FastAPI()
 inngest.fast_api.serve(
     app,
@@ -173,5 +181,6 @@ inngest.fast_api.serve(
         nonretry,
         fnretry,
         durable,
+        bigstate,
     ],
 )

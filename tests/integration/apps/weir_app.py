@@ -142,5 +142,13 @@ async def durable(ctx: Context) -> list[int]:
     return done
 
 
+@weir.function("bigstate", event="t/bigstate")
+async def bigstate(ctx: Context) -> list[int]:
+    # two 2.5 MiB steps: the third call's state is over 4 MiB, so the SDK fetches it itself
+    a = await ctx.step.run("a", lambda: "a" * 2_500_000)
+    b = await ctx.step.run("b", lambda: "b" * 2_500_000)
+    return [len(a), len(b), ctx.attempt]
+
+
 app = FastAPI()
 serve(app, weir)
