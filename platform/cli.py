@@ -2,11 +2,15 @@
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import uvicorn
+from weir.platform.observability import logs
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
@@ -69,6 +73,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="fixed seconds between retries instead of the backoff table [WEIR_RETRY_INTERVAL]",
     )
     _add_auth(p)
+    _add_operations(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -105,6 +110,36 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_operations(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        default=_env("LOG_FORMAT"),
+        help="json: one JSON object per line (default of `start`); text (default of `dev`) "
+        "[WEIR_LOG_FORMAT]",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=_env("LOG_LEVEL", "info"),
+        help="debug also logs every event and call [WEIR_LOG_LEVEL]",
+    )
+    p.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=float(_env("SHUTDOWN_GRACE", "10") or 10),
+        help="on SIGTERM, seconds calls in flight may still finish before the rest is handed "
+        "back to other processes [WEIR_SHUTDOWN_GRACE]",
+    )
+    p.add_argument(
+        "--sqlite-synchronous",
+        choices=("FULL", "NORMAL", "OFF"),
+        default=_env("SQLITE_SYNCHRONOUS", "FULL"),
+        help="SQLite fsync policy; below FULL a power cut may lose acknowledged events "
+        "[WEIR_SQLITE_SYNCHRONOUS]",
+    )
+
+
 def _list(name: str) -> list[str]:
     value = _env(name)
     return [part for part in value.split(",") if part] if value else []
@@ -116,7 +151,7 @@ def _float(name: str) -> float | None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    return Settings(
+    settings = Settings(
         database_url=args.database_url,
         host=args.host,
         port=args.port,
@@ -132,6 +167,17 @@ def settings_from(args: argparse.Namespace) -> Settings:
         allowed_app_hosts=tuple(args.allowed_app_hosts),
         app_timeout_s=args.app_timeout,
     )
+    return replace(settings, **_operations(args))
+
+
+def _operations(args: argparse.Namespace) -> dict[str, Any]:
+    dev = args.command == "dev"
+    return {
+        "log_format": args.log_format or ("text" if dev else "json"),
+        "log_level": args.log_level,
+        "shutdown_grace_s": args.shutdown_grace,
+        "sqlite_synchronous": args.sqlite_synchronous,
+    }
 
 
 def _start_problems(settings: Settings) -> list[str]:
@@ -156,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "REST or GraphQL APIs (they answer 401); the event API and apps work as usual",
             file=sys.stderr,
         )
+    logs.configure(json_lines=settings.log_format == "json", level=settings.log_level)
+    # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
+    # raises the signal again so the process ends by it: by then the exit is a clean one.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     example = _start_example(settings) if args.example else None
     try:
         _serve(settings)
@@ -191,6 +241,7 @@ def _serve(settings: Settings) -> None:
         create_app(settings),
         host=settings.host,
         port=settings.port,
-        log_level="info",
+        log_level=settings.log_level,
+        log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
     )

@@ -27,9 +27,10 @@ class Scheduler:
         *,
         workers: int = 128,
         lease_ms: int = 30_000,
+        grace_s: float = 10.0,
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
-        self.workers, self.lease_ms = workers, lease_ms
+        self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
         self.inflight: dict[int, q.Claimed] = {}
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -43,8 +44,8 @@ class Scheduler:
             while not stop.is_set():
                 await self._tick(stop)
         finally:
+            await self._drain()  # the keeper still runs: calls finishing keep their leases
             keeper.cancel()
-            await self._drain()
 
     async def _tick(self, stop: asyncio.Event) -> None:
         free = self.workers - len(self.inflight)
@@ -90,7 +91,7 @@ class Scheduler:
             self.wake()
 
     async def _keep_leases(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
+        while True:  # until cancelled, after the drain
             await asyncio.sleep(self.lease_ms / 3000)
             items = list(self.inflight.values())
             if items:
@@ -100,5 +101,16 @@ class Scheduler:
         await self.db.write(lambda c: q.extend(c, items, until))
 
     async def _drain(self) -> None:
+        """Stopping: calls in flight may finish within the grace period; whatever is still
+        held then is handed back, so another process takes it over at once."""
         if self._tasks:
-            await asyncio.wait(self._tasks, timeout=10)
+            await asyncio.wait(self._tasks, timeout=self.grace_s)
+        left = list(self.inflight.values())
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        if left:
+            now = self.clock.now_ms()
+            returned = await self.db.write(lambda c: q.hand_back(c, left, now))
+            log.info("shutdown: handed back %d unfinished items", returned)

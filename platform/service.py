@@ -57,6 +57,7 @@ class Platform:
             self.handle_item,
             workers=settings.workers,
             lease_ms=settings.lease_ms,
+            grace_s=settings.shutdown_grace_s,
         )
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()

@@ -24,6 +24,9 @@ class Settings:
     allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
     extra: dict[str, str] = field(default_factory=dict)
+    log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
+    log_level: str = "info"
+    shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
 
     @property
     def signing_key(self) -> str | None:
