@@ -16,7 +16,9 @@ class AppClient:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            # Idle connections are dropped after 2 s: servers such as uvicorn close theirs after
+            # 5 s, and a request written into a connection the server just closed fails.
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=2)
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
         return self._session
 
