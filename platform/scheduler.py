@@ -16,6 +16,9 @@ from weir.platform.store.database import Database
 
 log = logging.getLogger("weir.scheduler")
 IDLE_MS = 1000  # the longest sleep: a safety net for wake-ups from other processes
+# A lane due at the claim yet not claimed is held by another process's claimer (PostgreSQL
+# skips locked lanes and keys): look again shortly rather than spin on it.
+CONTENDED_MS = 10
 
 
 class Scheduler:
@@ -33,6 +36,7 @@ class Scheduler:
         self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
         self.inflight: dict[int, q.Claimed] = {}
         self._wake = asyncio.Event()
+        self._claimed_at = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
     def wake(self) -> None:
@@ -54,19 +58,21 @@ class Scheduler:
             self._start(item)
         if claimed and len(claimed) == free and free > 0:
             return  # there may be more due right now
-        await self._sleep(stop, await self._idle_ms(free))
+        await self._sleep(stop, await self._idle_ms(free, contended=not claimed))
 
     async def _claim(self, free: int) -> list[q.Claimed]:
-        now = self.clock.now_ms()
+        now = self._claimed_at = self.clock.now_ms()
         self._wake.clear()
         return await self.db.write(lambda c: q.claim(c, now, free, self.lease_ms))
 
-    async def _idle_ms(self, free: int) -> int:
+    async def _idle_ms(self, free: int, *, contended: bool) -> int:
         if free <= 0:
             return IDLE_MS
         due = await self.db.read(q.next_due)
         if due is None:
             return IDLE_MS
+        if contended and due <= self._claimed_at:
+            return CONTENDED_MS
         return max(0, min(IDLE_MS, due - self.clock.now_ms()))
 
     async def _sleep(self, stop: asyncio.Event, ms: int) -> None:

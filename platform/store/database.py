@@ -5,9 +5,9 @@ transaction. SQLite allows one writer at a time and each commit costs an fsync, 
 to a single thread that takes every job waiting, runs each under its own SAVEPOINT (a failing
 job rolls back alone) and commits them together: one fsync acknowledges many transitions.
 
-PostgreSQL (psycopg 3) takes the same path: several processes each run their own writer, and
-a job that lost a race to another process (deadlock, serialization failure, a duplicate first
-insert) is rolled back to its savepoint and run again on fresh reads.
+PostgreSQL (psycopg 3) takes the same path, one job per transaction: several processes each
+run their own writer, and a job that lost a race to another process (deadlock, serialization
+failure, a duplicate first insert) is rolled back to its savepoint and run again afresh.
 """
 
 import asyncio
@@ -27,7 +27,10 @@ T = TypeVar("T")
 Job = Callable[[Connection], T]
 log = logging.getLogger("weir.store")
 
-MAX_GROUP = 256  # jobs per physical commit
+MAX_GROUP = 256  # jobs per physical commit (SQLite)
+# On PostgreSQL a group would hold every job's row and advisory locks until the last job is
+# done, and other processes' writers wait on them (or deadlock): each job commits on its own.
+PG_GROUP = 1
 WRITER = "weir_writer"
 RETRIES = 5  # runs of a job that keeps losing races to other processes
 # SQLSTATEs of a lost race: serialization failure, deadlock detected, unique violation.
@@ -91,6 +94,7 @@ class Database:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._max_group = MAX_GROUP if engine.dialect.name == "sqlite" else PG_GROUP
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="weir-writer", daemon=True)
         self._writer.start()
@@ -133,7 +137,7 @@ class Database:
         if first is None:
             return None
         group = [first]
-        while len(group) < MAX_GROUP:
+        while len(group) < self._max_group:
             try:
                 nxt = self._jobs.get_nowait()
             except queue.Empty:

@@ -12,7 +12,7 @@ def load_for_update(conn: Connection, gate: str, key_hash: str, now: int) -> dic
     """A gate's state row, locked until the transaction ends where the backend can (PostgreSQL
     row lock; SQLite already has one writer), so two processes never spend one budget twice.
     The key's advisory lock covers the first use too, when there is no row to lock yet."""
-    dialect.lock(conn, dialect.GATE_KEY, f"{gate}\x00{key_hash}")
+    dialect.lock(conn, dialect.GATE_KEY, f"{gate}:{key_hash}")  # text: no NUL on PG
     row = conn.execute(
         select(gate_state.c.state, gate_state.c.expires_at)
         .where(gate_state.c.gate == gate, gate_state.c.key_hash == key_hash)

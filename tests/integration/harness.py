@@ -60,10 +60,16 @@ class Process:
 
 
 class WeirServer(Process):
-    def __init__(self, tmp: Path, *extra: str) -> None:
+    """`weir dev` on a free port: on its own SQLite file in `tmp`, or on `database_url` (a
+    PostgreSQL that several servers may share; give each its own `name` for its log)."""
+
+    def __init__(
+        self, tmp: Path, *extra: str, database_url: str | None = None, name: str = "weir"
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.db = tmp / "weir.db"
+        self.database_url = database_url or f"sqlite:///{self.db}"
         args = [
             sys.executable,
             "-m",
@@ -72,12 +78,12 @@ class WeirServer(Process):
             "--port",
             str(self.port),
             "--database-url",
-            f"sqlite:///{self.db}",
+            self.database_url,
             "--retry-interval",
             "0.2",
             *extra,
         ]
-        super().__init__(args, os.environ | {"PYTHONUNBUFFERED": "1"}, tmp / "weir.log")
+        super().__init__(args, os.environ | {"PYTHONUNBUFFERED": "1"}, tmp / f"{name}.log")
 
     def start(self) -> None:
         super().start()
