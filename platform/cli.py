@@ -10,10 +10,12 @@ from dataclasses import replace
 from typing import Any
 
 import uvicorn
+from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
+RETENTION_START_MS = 30 * 24 * 3600 * 1000  # weir start keeps 30 days by default
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -65,13 +67,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         type=int,
         default=int(_env("WORKERS", "128") or 128),
         help="calls to apps in flight at once [WEIR_WORKERS]",
-    )
-    p.add_argument(
-        "--lease",
-        type=float,
-        default=float(_env("LEASE", "30") or 30),
-        help="seconds a claimed item stays with its process unless renewed; a dead process's "
-        "items (and concurrency slots) pass to the others after this [WEIR_LEASE]",
     )
     p.add_argument(
         "--retry-interval",
@@ -139,12 +134,26 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
         "back to other processes [WEIR_SHUTDOWN_GRACE]",
     )
     p.add_argument(
+        "--retention",
+        type=_duration_ms,
+        default=_env("RETENTION"),
+        help="delete events and finished runs older than this, e.g. 30d or 12h; 0 keeps "
+        "everything (default: 30d for `start`, 0 for `dev`) [WEIR_RETENTION]",
+    )
+    p.add_argument(
         "--sqlite-synchronous",
         choices=("FULL", "NORMAL", "OFF"),
         default=_env("SQLITE_SYNCHRONOUS", "FULL"),
         help="SQLite fsync policy; below FULL a power cut may lose acknowledged events "
         "[WEIR_SQLITE_SYNCHRONOUS]",
     )
+
+
+def _duration_ms(text: str) -> int:
+    try:
+        return parse_duration_ms(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _list(name: str) -> list[str]:
@@ -167,7 +176,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
         signing_keys=tuple(args.signing_key),
         event_keys=tuple(args.event_key),
         workers=args.workers,
-        lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,
         admin_user=args.admin_user,
@@ -184,6 +192,9 @@ def _operations(args: argparse.Namespace) -> dict[str, Any]:
         "log_format": args.log_format or ("text" if dev else "json"),
         "log_level": args.log_level,
         "shutdown_grace_s": args.shutdown_grace,
+        "retention_ms": (RETENTION_START_MS if not dev else 0)
+        if args.retention is None
+        else args.retention,
         "sqlite_synchronous": args.sqlite_synchronous,
     }
 

@@ -27,6 +27,7 @@ class Settings:
     log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
+    retention_ms: int = 0  # delete events and finished runs older than this (0: keep all)
 
     @property
     def signing_key(self) -> str | None:

@@ -1,7 +1,11 @@
 """Operating endpoints in process: /metrics in Prometheus text format, liveness, readiness."""
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
+from weir.platform.app import create_app
+from weir.platform.settings import Settings
 
 from tests.api.conftest import function, sync_body
 
@@ -54,3 +58,13 @@ def test_readiness_fails_naming_why_when_the_scheduler_has_stopped(client: TestC
     assert resp.status_code == 503
     assert resp.json() == {"status": "unready", "problems": ["the scheduler is not running"]}
     assert client.get("/health/live").status_code == 200
+
+
+def test_a_platform_with_retention_starts_and_stops_cleanly(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/weir.db"
+    settings = Settings(database_url=url, sqlite_synchronous="OFF", retention_ms=3600_000)
+    with TestClient(create_app(settings)) as client:
+        weir = client.app.state.platform  # type: ignore[attr-defined]
+        assert weir._retention is not None and not weir._retention.done()
+        assert client.get("/health/ready").status_code == 200
+    assert weir._retention.done() and weir._retention.exception() is None

@@ -1,0 +1,67 @@
+"""Retention's deletes: old finished runs and old events, a small batch per call.
+
+Each call is one short write transaction, so the writer (and with it the scheduler) is never
+held for long; the caller repeats until a batch comes back empty.
+"""
+
+import json
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, Exists, and_, delete, exists, select
+from weir.platform.store.records import ENDED
+from weir.platform.store.schema import event_outcomes, event_runs, events, history, runs, steps
+
+
+def delete_old_runs(conn: Connection, before: int, limit: int) -> int:
+    """Runs that ended before `before`, with their steps, history and event links."""
+    rows = conn.execute(
+        select(runs.c.id, runs.c.event_ids)
+        .where(runs.c.status.in_(ENDED), runs.c.created_at < before, runs.c.ended_at < before)
+        .limit(limit)
+    ).all()
+    ids = [row.id for row in rows]
+    if not ids:
+        return 0
+    event_ids = sorted({e for row in rows for e in json.loads(row.event_ids)})
+    _delete_links(conn, event_ids, ids)
+    conn.execute(delete(steps).where(steps.c.run_id.in_(ids)))
+    conn.execute(delete(history).where(history.c.run_id.in_(ids)))
+    conn.execute(delete(runs).where(runs.c.id.in_(ids)))
+    return len(ids)
+
+
+def _delete_links(conn: Connection, event_ids: Sequence[str], run_ids: Sequence[str]) -> None:
+    # Through the (event_id, run_id) key: event_runs has no index on run_id alone.
+    if event_ids:
+        conn.execute(
+            delete(event_runs).where(
+                event_runs.c.event_id.in_(event_ids), event_runs.c.run_id.in_(run_ids)
+            )
+        )
+
+
+def delete_old_events(conn: Connection, before: int, limit: int) -> int:
+    """Events received before `before`, with their admission outcomes and run links; an event
+    that an unfinished run still needs (its trigger) is kept until that run ends."""
+    ids = list(
+        conn.execute(
+            select(events.c.id)
+            .where(events.c.received_at < before, ~_needed_by_unfinished_run())
+            .order_by(events.c.received_at)
+            .limit(limit)
+        ).scalars()
+    )
+    if not ids:
+        return 0
+    conn.execute(delete(event_outcomes).where(event_outcomes.c.event_id.in_(ids)))
+    conn.execute(delete(event_runs).where(event_runs.c.event_id.in_(ids)))
+    conn.execute(delete(events).where(events.c.id.in_(ids)))
+    return len(ids)
+
+
+def _needed_by_unfinished_run() -> Exists:
+    return exists(
+        select(event_runs.c.run_id)
+        .join(runs, runs.c.id == event_runs.c.run_id)
+        .where(and_(event_runs.c.event_id == events.c.id, runs.c.status.not_in(ENDED)))
+    )

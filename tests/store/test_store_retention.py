@@ -1,0 +1,133 @@
+"""Retention: finished runs and events older than the cut-off go, with everything hanging
+off them, in batches of a given size; unfinished runs and the events they need stay."""
+
+import asyncio
+import json
+from typing import Any
+
+from sqlalchemy import Connection
+from store_kit import Store
+from weir.platform.runtime.retention import Retention
+from weir.platform.store import records, retention
+
+DAY = 24 * 3600 * 1000
+NOW = 100 * DAY
+OLD, RECENT = NOW - 40 * DAY, NOW - 1 * DAY
+CUTOFF = NOW - 30 * DAY
+
+
+def add_event(store: Store, event_id: str, at: int) -> None:
+    event = records.StoredEvent(event_id, "t/e", None, at, at, {"name": "t/e", "id": event_id})
+    store.write(lambda c: records.insert_events(c, [event]))
+    store.write(lambda c: records.record_outcome(c, event_id, "fn", "rate_limited", None, "", at))
+
+
+def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "COMPLETED") -> None:
+    ended = at if status in records.ENDED else None
+    row: dict[str, Any] = {
+        "id": run_id,
+        "function_id": "fn",
+        "status": status,
+        "event_ids": json.dumps([event_id]),
+        "created_at": at,
+        "ended_at": ended,
+        "score": at,
+        "lane": "lane",
+    }
+
+    def write(c: Connection) -> None:
+        records.insert_run(c, row, [event_id])
+        records.save_memo(c, run_id, "s1", 0, "s1", "StepRun", '{"data":1}', at)
+        records.add_history(c, run_id, "call", "COMPLETED", at, at, step_id="s1")
+
+    store.write(write)
+
+
+def count(store: Store, table: str, column: str, value: str) -> int:
+    rows = store.rows(f"SELECT count(*) FROM {table} WHERE {column} = :v", v=value)
+    return int(rows[0][0])  # type: ignore[call-overload]
+
+
+def test_old_finished_runs_go_with_their_steps_history_and_links(store: Store) -> None:
+    add_event(store, "e-old", OLD)
+    add_run(store, "r-old", "e-old", OLD)
+    add_run(store, "r-recent", "e-old", RECENT)  # a rerun, say: ended yesterday
+    add_run(store, "r-running", "e-old", OLD, status="RUNNING")
+    assert store.write(lambda c: retention.delete_old_runs(c, CUTOFF, 100)) == 1
+    for table in ("runs", "steps", "history"):
+        column = "id" if table == "runs" else "run_id"
+        assert count(store, table, column, "r-old") == 0
+        assert count(store, table, column, "r-recent") == 1
+        assert count(store, table, column, "r-running") == 1
+    assert count(store, "event_runs", "run_id", "r-old") == 0
+    assert count(store, "event_runs", "run_id", "r-running") == 1
+
+
+def test_old_events_go_with_their_outcomes_unless_an_unfinished_run_needs_them(
+    store: Store,
+) -> None:
+    add_event(store, "e-done", OLD)
+    add_run(store, "r-done", "e-done", OLD)
+    add_event(store, "e-needed", OLD)
+    add_run(store, "r-waiting", "e-needed", OLD, status="QUEUED")
+    add_event(store, "e-recent", RECENT)
+    assert store.write(lambda c: retention.delete_old_events(c, CUTOFF, 100)) == 1
+    assert count(store, "events", "id", "e-done") == 0
+    assert count(store, "event_outcomes", "event_id", "e-done") == 0
+    assert count(store, "event_runs", "event_id", "e-done") == 0
+    assert count(store, "events", "id", "e-needed") == 1
+    assert count(store, "events", "id", "e-recent") == 1
+    assert count(store, "event_outcomes", "event_id", "e-recent") == 1
+
+
+def test_each_call_deletes_at_most_one_batch(store: Store) -> None:
+    for n in range(5):
+        add_event(store, f"e{n}", OLD)
+        add_run(store, f"r{n}", f"e{n}", OLD)
+    batches = [store.write(lambda c: retention.delete_old_runs(c, CUTOFF, 2)) for _ in range(4)]
+    assert batches == [2, 2, 1, 0]
+    batches = [store.write(lambda c: retention.delete_old_events(c, CUTOFF, 2)) for _ in range(4)]
+    assert batches == [2, 2, 1, 0]
+
+
+class FakeClock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def now_ms(self) -> int:
+        return self.now
+
+    async def sleep_ms(self, ms: int) -> None:
+        self.now += ms
+
+
+def test_the_background_sweep_cuts_at_now_minus_the_kept_age(store: Store) -> None:
+    clock = FakeClock(NOW)
+    for n in range(3):
+        add_event(store, f"e{n}", OLD)
+        add_run(store, f"r{n}", f"e{n}", OLD)
+    add_event(store, "e-recent", RECENT)
+    sweeper = Retention(store.db, clock, keep_ms=30 * DAY, batch=2)
+
+    async def sweep() -> list[int]:
+        return [await sweeper.step() for _ in range(3)]
+
+    # a batch of runs and a batch of events per step, until nothing old is left
+    assert asyncio.run(sweep()) == [4, 2, 0]
+    assert count(store, "events", "id", "e-recent") == 1
+    clock.now = RECENT + 30 * DAY + 1  # a month later, yesterday's event is old too
+    assert asyncio.run(sweeper.step()) == 1
+    assert count(store, "events", "id", "e-recent") == 0
+
+
+def test_the_loop_ends_when_stopped(store: Store) -> None:
+    sweeper = Retention(store.db, FakeClock(NOW), keep_ms=DAY)
+
+    async def run_then_stop() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(sweeper.run(stop))
+        await asyncio.sleep(0)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(run_then_stop())
