@@ -69,6 +69,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="calls to apps in flight at once [WEIR_WORKERS]",
     )
     p.add_argument(
+        "--lease",
+        type=float,
+        default=float(_env("LEASE", "30") or 30),
+        help="seconds a claimed item stays with its process unless renewed; a dead process's "
+        "items (and concurrency slots) pass to the others after this [WEIR_LEASE]",
+    )
+    p.add_argument(
         "--retry-interval",
         type=float,
         default=_float("RETRY_INTERVAL"),
@@ -176,6 +183,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         signing_keys=tuple(args.signing_key),
         event_keys=tuple(args.event_key),
         workers=args.workers,
+        lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,
         admin_user=args.admin_user,

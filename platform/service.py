@@ -27,10 +27,13 @@ from weir.platform.settings import Settings
 from weir.platform.store import catalog
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database, is_sqlite, make_engine
+from weir.platform.store.dialect import CATALOG, WAKE
+from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
 
 T = TypeVar("T")
 log = logging.getLogger("weir")
+CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
 
 
 class Platform:
@@ -65,6 +68,8 @@ class Platform:
         self._task: asyncio.Task[None] | None = None
         self._syncs: list[asyncio.Task[None]] = []
         self._retention: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
+        self._reloading: asyncio.Task[None] | None = None
         self.ready = False
 
     def make_tx(self, conn: Connection) -> Tx:
@@ -75,7 +80,7 @@ class Platform:
         holder: list[Tx] = []
 
         def run(conn: Connection) -> T:
-            holder.append(self.make_tx(conn))
+            holder[:] = [self.make_tx(conn)]  # a job run again (a lost race) starts afresh
             return job(holder[0])
 
         result = await self.db.write(run)
@@ -98,6 +103,11 @@ class Platform:
         if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
             now = self.clock.now_ms()
             await self.db.write(lambda c: q.release_all_leases(c, now))
+        else:  # other processes' leases are theirs: they run out by themselves if dead
+            self._background = [
+                asyncio.create_task(self._listener().run()),
+                asyncio.create_task(self._poll_catalog()),
+            ]
         self._task = asyncio.create_task(self.scheduler.run(self._stop))
         if self.settings.retention_ms > 0:
             sweeper = Retention(self.db, self.clock, self.settings.retention_ms)
@@ -114,6 +124,8 @@ class Platform:
     async def stop(self) -> None:
         self.ready = False  # readiness fails while in-flight work drains
         self._stop.set()
+        for task in self._background:
+            task.cancel()
         self.scheduler.wake()
         if self._task is not None:
             await self._task
@@ -129,6 +141,38 @@ class Platform:
         self.registry = Registry.build(rows, version)
         await self.write(lambda tx: cron.ensure_ticks(tx))
 
+    # -- several processes on one PostgreSQL ---------------------------------------------------
+    def _listener(self) -> Listener:
+        handlers = {WAKE: self.scheduler.wake, CATALOG: self._reload_soon}
+        return Listener(self.settings.database_url, handlers)
+
+    def _reload_soon(self) -> None:
+        """Another process synced: reload once (notifications arriving meanwhile fold in)."""
+        if self._reloading is None or self._reloading.done():
+            self._reloading = asyncio.create_task(self._reload_logged())
+
+    async def _reload_logged(self) -> None:
+        try:
+            await self.reload()
+        except Exception:
+            log.exception("reloading the functions failed; the catalog poll tries again")
+
+    async def _poll_catalog(self) -> None:
+        while True:
+            await asyncio.sleep(CATALOG_POLL_S)
+            await self.reload_if_changed()
+
+    async def reload_if_changed(self) -> None:
+        try:
+            version = await self.db.read(catalog.catalog_version)
+        except Exception:
+            log.exception("reading the catalog version failed")
+            return
+        if version != self.registry.version:
+            self._reload_soon()
+            if self._reloading is not None:
+                await asyncio.shield(self._reloading)
+
     def event_key_allowed(self, key: str) -> bool:
         """`weir dev` takes any key; `weir start` only its configured keys."""
         if self.settings.dev:
@@ -141,6 +185,8 @@ class Platform:
     async def handle_item(self, item: q.Claimed) -> None:
         with logs.bind(run_id=item.run_id, function_id=item.function_id, step_id=item.step_id):
             if item.kind == "exec":
+                if item.function_id not in self.registry.by_id:  # synced by another process
+                    await self.reload_if_changed()
                 await self.driver.call(item)
             else:
                 await self.write(lambda tx: timers.handle(tx, item))
