@@ -30,6 +30,8 @@ def url_problem(url: str, allowed: tuple[str, ...]) -> str | None:
 
 def sync_problems(payload: Any, allowed: tuple[str, ...]) -> list[str]:
     """Every disallowed URL of a register payload: the app's and each function's."""
+    if not allowed:
+        return []
     problems = (url_problem(url, allowed) for url in _urls(payload))
     return sorted({p for p in problems if p})
 
@@ -48,7 +50,8 @@ def _urls(payload: Any) -> Iterator[str]:
         return
     if isinstance(payload.get("url"), str):
         yield payload["url"]
-    for fn in payload.get("functions") or []:
+    functions = payload.get("functions")
+    for fn in functions if isinstance(functions, list) else []:  # a bad shape: parse_sync says
         steps = fn.get("steps") if isinstance(fn, dict) else None
         for step in (steps or {}).values() if isinstance(steps, dict) else []:
             runtime = step.get("runtime") if isinstance(step, dict) else None

@@ -95,9 +95,11 @@ def _data(data: Any, where: str, internal: bool) -> dict[str, Any]:
 
 
 def _ts(ts: Any, where: str, now_ms: int) -> int:
+    if isinstance(ts, bool):  # False == 0 in Python: checked first so it is not "now"
+        raise EventError(f"{where}: 'ts' must be an integer of Unix milliseconds, got {ts!r}")
     if ts is None or ts == 0:
         return now_ms
-    if isinstance(ts, bool) or not isinstance(ts, int | float) or ts != int(ts):
+    if not isinstance(ts, int | float) or ts != int(ts):
         raise EventError(f"{where}: 'ts' must be an integer of Unix milliseconds, got {ts!r}")
     if not TS_MIN <= int(ts) < TS_MAX:
         raise EventError(

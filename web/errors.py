@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from weir.web.render import page
 
 log = logging.getLogger("weir.web")
-API_PREFIXES = ("/e/", "/fn/", "/v0/", "/v1/", "/health", "/ui/api/")
+API_PREFIXES = ("/e/", "/fn/", "/v0/", "/v1/", "/health", "/ui/api/", "/metrics")
 
 
 class NotFound(Exception):
@@ -51,10 +51,12 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
     if exc.status_code == 404:
         message = f"There is no page at {request.url.path}."
         return page(request, "error.html", 404, title="Page not found", message=message)
-    return page(
+    response = page(
         request,
         "error.html",
         exc.status_code,
         title="Something went wrong",
         message=str(exc.detail),
     )
+    response.headers.update(exc.headers or {})  # e.g. a 405's Allow
+    return response

@@ -2,6 +2,7 @@
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.ingest import MAX_EVENT_BYTES, MAX_EVENTS, EventError
@@ -11,7 +12,11 @@ router = APIRouter()
 MAX_BODY = MAX_EVENTS * 1024 + MAX_EVENT_BYTES * 4  # a generous cap before parsing
 
 
-@router.post("/e/{event_key}")
+@router.post(
+    "/e/{event_key}",
+    openapi_extra=docs.json_body(docs.EVENTS),
+    responses=docs.errors(400, 401, 413, schema=docs.EVENT_ERROR),
+)
 async def send_events(
     event_key: str, request: Request, weir: Platform = Depends(platform)
 ) -> JSONResponse:

@@ -23,6 +23,7 @@ from ariadne import (
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLResolveInfo
+from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.functions.describe import describe_trigger
@@ -47,7 +48,11 @@ OPEN_KINDS = {"sleep": "SLEEP", "wait": "WAIT_FOR_EVENT", "invoke": "INVOKE"}
 WRAPPED = ("StepRun", "StepFailed", "InvokeFunction")  # memos shaped {"data"} or {"error"}
 
 
-@router.post("/gql")
+@router.post(
+    "/gql",
+    openapi_extra=docs.json_body(docs.GQL_QUERY),
+    responses=docs.errors(400, 413, schema=docs.GQL_ERRORS) | docs.errors(401),
+)
 async def gql(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     try:
         body = json.loads(await read_capped(request, MAX_QUERY_BYTES, "GraphQL request"))

@@ -1,7 +1,7 @@
 """GET /metrics: Prometheus text format, counters of this process plus gauges of the store."""
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import Response
+from fastapi.responses import PlainTextResponse, Response
 from weir.platform.api.deps import platform
 from weir.platform.observability.metrics import CONTENT_TYPE
 from weir.platform.service import Platform
@@ -10,7 +10,7 @@ from weir.platform.store import stats
 router = APIRouter()
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)  # documents text/plain
 async def metrics(weir: Platform = Depends(platform)) -> Response:
     now = weir.clock.now_ms()
     snapshot = await weir.read(lambda conn: stats.snapshot(conn, now))

@@ -6,6 +6,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform import app_hosts
+from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.functions import SyncError
@@ -15,7 +16,9 @@ router = APIRouter()
 MAX_REGISTER_BYTES = 16 * 1024 * 1024
 
 
-@router.post("/fn/register")
+@router.post(
+    "/fn/register", openapi_extra=docs.json_body(docs.SYNC), responses=docs.errors(400, 401, 413)
+)
 async def register(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     try:
         payload: Any = json.loads(await read_capped(request, MAX_REGISTER_BYTES, "sync body"))

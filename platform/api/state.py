@@ -5,6 +5,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import records
@@ -12,7 +13,7 @@ from weir.platform.store import records
 router = APIRouter(prefix="/v0/runs")
 
 
-@router.get("/{run_id}/batch")
+@router.get("/{run_id}/batch", responses=docs.errors(401, 404))
 async def run_events(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     def load(conn: Any) -> list[dict[str, Any]] | None:
         run = records.get_run(conn, run_id)
@@ -22,7 +23,7 @@ async def run_events(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
     return _missing(run_id) if found is None else JSONResponse(found)
 
 
-@router.get("/{run_id}/actions")
+@router.get("/{run_id}/actions", responses=docs.errors(401, 404))
 async def run_steps(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     def load(conn: Any) -> dict[str, Any] | None:
         if records.get_run(conn, run_id) is None:

@@ -5,6 +5,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import records
@@ -28,7 +29,7 @@ def _missing(what: str, ident: str) -> JSONResponse:
     return JSONResponse({"error": f"no {what} with id {ident!r}"}, 404)
 
 
-@router.get("/events/{event_id}")
+@router.get("/events/{event_id}", responses=docs.errors(401, 404))
 async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     row, outcomes = await weir.read(
         lambda c: (records.get_event(c, event_id), records.outcomes_for_event(c, event_id))
@@ -38,13 +39,13 @@ async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONRe
     return _ok(weir, event_json(row) | {"outcomes": [outcome_json(weir, o) for o in outcomes]})
 
 
-@router.get("/events/{event_id}/runs")
+@router.get("/events/{event_id}/runs", responses=docs.errors(401))
 async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     rows = await weir.read(lambda c: records.runs_for_event(c, event_id))
     return _ok(weir, [run_json(weir, row) for row in rows])
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", responses=docs.errors(401, 404))
 async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     found = await weir.read(
         lambda c: (
@@ -63,7 +64,7 @@ async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRespon
     return _ok(weir, data)
 
 
-@router.delete("/runs/{run_id}")
+@router.delete("/runs/{run_id}", responses=docs.errors(401, 404))
 async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     run = await weir.read(lambda c: records.get_run(c, run_id))
     if run is None:

@@ -117,3 +117,10 @@ def test_allowed_urls(url: str, allowed: tuple[str, ...]) -> None:
 def test_refused_urls(url: str, why: str) -> None:
     problem = app_hosts.url_problem(url, ("127.0.0.1:8000", "*.apps.internal"))
     assert problem is not None and why in problem
+
+
+@pytest.mark.parametrize(
+    "payload", [None, [], {"functions": True}, {"functions": [1, {"steps": 2}]}]
+)
+def test_odd_register_payloads_have_no_urls_to_refuse(payload: object) -> None:
+    assert app_hosts.sync_problems(payload, ("127.0.0.1",)) == []

@@ -325,3 +325,18 @@ def test_deeply_nested_data_parses_or_raises_event_error(depth: int) -> None:
     # event to measure it: nesting between the two must still give an EventError, not a 500.
     body = b'{"name":"a","data":{"d":' + b"[" * depth + b"]" * depth + b"}}"
     outcome(body)
+
+
+@pytest.mark.parametrize("ts", [False, True])
+def test_a_boolean_ts_is_rejected_not_taken_as_now(ts: bool) -> None:
+    # False == 0 in Python, and 0 means "now": found by the schemathesis fuzz test
+    assert "'ts' must be an integer" in rejected({"name": "a", "ts": ts})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_BODIES)
+def test_every_accepted_event_can_be_stored_and_sent(value: Any) -> None:
+    result = outcome(json.dumps(value).encode())
+    if isinstance(result, list):
+        for i, event in enumerate(result):
+            assert orjson.loads(orjson.dumps(event_payload(event, f"id{i}")))["name"] == event.name
