@@ -2,6 +2,7 @@
 grace period, and hands back whatever is still unfinished (lease released), so a restarted
 Weir (or another process) completes the run at once instead of after the lease runs out."""
 
+import json
 import signal
 import sqlite3
 import time
@@ -20,7 +21,7 @@ LEASE_S = 30  # Weir's default lease: a held item would stay unclaimable this lo
 def servers(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[WeirServer, AppServer]]:
-    weir = WeirServer(tmp_path, "--shutdown-grace", str(request.param))
+    weir = WeirServer(tmp_path, "--shutdown-grace", str(request.param), "--log-format", "json")
     weir.start()
     app = AppServer(tmp_path, "tests.integration.apps.slow_app", "slowapp", weir.url)
     app.start()
@@ -94,3 +95,13 @@ def test_a_call_finishing_within_the_grace_period_commits_its_result(
     run = weir.finished_run(event_id)
     assert run["status"] == "Completed"
     assert len(app.entries("slow-begin")) == 1, "the committed step never ran again"
+    lines = [json.loads(line) for line in weir.log.read_text().splitlines()]
+    [slow] = [x for x in lines if x["msg"] == "step completed" and x.get("name") == "slow"]
+    assert (slow["run_id"], slow["event_id"], slow["function"]) == (
+        run_id,
+        event_id,
+        "slowapp-slow",
+    )
+    assert slow["step_id"] and slow["function_id"]
+    # uvicorn's own lines are JSON too: one handler for every logger
+    assert any(x["msg"] == "Application shutdown complete." for x in lines)
