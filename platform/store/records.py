@@ -1,4 +1,8 @@
-"""Named operations on events, runs, steps, history and waits (all SQL lives in the store)."""
+"""Named operations on events, runs, steps, history and waits (all SQL lives in the store).
+
+Hot statements are built once, with bind parameters: building a SQLAlchemy expression costs
+several times more than executing it (bench/bench_store.py).
+"""
 
 import hashlib
 import json
@@ -6,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import (
     event_outcomes,
     event_runs,
@@ -21,6 +25,52 @@ from weir.platform.store.schema import (
 
 RUN_KEY_MAX = 128  # run_keys.key's width
 ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
+
+_INSERT_EVENT = insert(events)
+_EVENT_PAYLOADS = select(events.c.id, events.c.payload).where(
+    events.c.id.in_(bindparam("ids", expanding=True))
+)
+_GET_EVENT = select(events).where(events.c.id == bindparam("id"))
+_INSERT_OUTCOME = insert(event_outcomes)
+_RUN_KEY = select(run_keys.c.run_id, run_keys.c.expires_at).where(
+    run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key")
+)
+_INSERT_RUN_KEY = insert(run_keys)
+_RENEW_RUN_KEY = (
+    update(run_keys)
+    .where(run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key"))
+    .values(run_id=bindparam("b_run"), expires_at=bindparam("b_expires"))
+)
+_INSERT_RUN = insert(runs)
+_INSERT_EVENT_RUN = insert(event_runs)
+_GET_RUN = select(runs).where(runs.c.id == bindparam("b_id"))
+_UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
+_MEMOS = (
+    select(steps.c.step_id, steps.c.memo, steps.c.seq)
+    .where(steps.c.run_id == bindparam("run"))
+    .order_by(steps.c.seq)
+)
+_SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
+    "sqlite": sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
+    "postgresql": postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
+}
+_INSERT_HISTORY = insert(history)
+_CLOSE_HISTORY = (
+    update(history)
+    .where(
+        history.c.run_id == bindparam("b_run"),
+        history.c.kind == bindparam("b_kind"),
+        history.c.step_id == bindparam("b_step"),
+        history.c.ended_at.is_(None),
+    )
+    .values(status=bindparam("b_status"), ended_at=bindparam("b_now"))
+)
+_WAITS_FOR_EVENT = (
+    select(waits)
+    .where(waits.c.event_name == bindparam("name"), waits.c.created_at < bindparam("at"))
+    .order_by(waits.c.id)
+)
+_DELETE_RUN_WAITS = delete(waits).where(waits.c.run_id == bindparam("run"))
 
 
 @dataclass(frozen=True)
@@ -36,7 +86,7 @@ class StoredEvent:
 def insert_events(conn: Connection, batch: Sequence[StoredEvent]) -> None:
     if not batch:
         return
-    conn.execute(insert(events), [_event_row(e) for e in batch])
+    conn.execute(_INSERT_EVENT, [_event_row(e) for e in batch])
 
 
 def _event_row(e: StoredEvent) -> dict[str, Any]:
@@ -51,13 +101,13 @@ def _event_row(e: StoredEvent) -> dict[str, Any]:
 
 
 def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
-    rows = conn.execute(select(events.c.id, events.c.payload).where(events.c.id.in_(ids))).all()
+    rows = conn.execute(_EVENT_PAYLOADS, {"ids": list(ids)}).all()
     by_id = {r.id: json.loads(r.payload) for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
 def get_event(conn: Connection, event_id: str) -> Any:
-    return conn.execute(select(events).where(events.c.id == event_id)).first()
+    return conn.execute(_GET_EVENT, {"id": event_id}).first()
 
 
 def record_outcome(
@@ -69,16 +119,15 @@ def record_outcome(
     detail: str,
     now: int,
 ) -> None:
-    conn.execute(
-        insert(event_outcomes).values(
-            event_id=event_id,
-            function_id=function_id,
-            outcome=outcome,
-            run_id=run_id,
-            detail=detail,
-            at=now,
-        )
-    )
+    values = {
+        "event_id": event_id,
+        "function_id": function_id,
+        "outcome": outcome,
+        "run_id": run_id,
+        "detail": detail,
+        "at": now,
+    }
+    conn.execute(_INSERT_OUTCOME, values)
 
 
 def _stored_key(key: str) -> str:
@@ -89,54 +138,39 @@ def _stored_key(key: str) -> str:
 
 
 def run_key_holder(conn: Connection, function_id: str, key: str, now: int) -> str | None:
-    key = _stored_key(key)
-    row = conn.execute(
-        select(run_keys.c.run_id, run_keys.c.expires_at).where(
-            run_keys.c.function_id == function_id, run_keys.c.key == key
-        )
-    ).first()
+    row = conn.execute(_RUN_KEY, {"b_fn": function_id, "b_key": _stored_key(key)}).first()
     return str(row.run_id) if row is not None and row.expires_at > now else None
 
 
 def claim_run_key(
     conn: Connection, function_id: str, key: str, run_id: str, now: int, ttl_ms: int
 ) -> str | None:
-    """Take a 24 h run key; returns the run that already holds it, or None if now ours."""
-    key = _stored_key(key)
-    row = conn.execute(
-        select(run_keys.c.run_id, run_keys.c.expires_at).where(
-            run_keys.c.function_id == function_id, run_keys.c.key == key
-        )
-    ).first()
+    """Take a 24 h run key; returns the run that already holds it, or None if now ours.
+    (Two processes inserting one key at once: the loser's job reruns, see database.py.)"""
+    stored, expires = _stored_key(key), now + ttl_ms
+    params = {"b_fn": function_id, "b_key": stored, "b_run": run_id, "b_expires": expires}
+    row = conn.execute(_RUN_KEY, params).first()
     if row is not None and row.expires_at > now:
         return str(row.run_id)
     if row is not None:
-        conn.execute(
-            delete(run_keys).where(run_keys.c.function_id == function_id, run_keys.c.key == key)
-        )
-    try:
-        with conn.begin_nested():
-            conn.execute(
-                insert(run_keys).values(
-                    function_id=function_id, key=key, run_id=run_id, expires_at=now + ttl_ms
-                )
-            )
-    except IntegrityError:
-        return "?"
+        conn.execute(_RENEW_RUN_KEY, params)
+        return None
+    row = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
+    conn.execute(_INSERT_RUN_KEY, row)
     return None
 
 
 def insert_run(conn: Connection, row: dict[str, Any], event_ids: Iterable[str]) -> None:
-    conn.execute(insert(runs).values(**row))
-    conn.execute(insert(event_runs), [{"event_id": e, "run_id": row["id"]} for e in event_ids])
+    conn.execute(_INSERT_RUN, row)
+    conn.execute(_INSERT_EVENT_RUN, [{"event_id": e, "run_id": row["id"]} for e in event_ids])
 
 
 def get_run(conn: Connection, run_id: str) -> Any:
-    return conn.execute(select(runs).where(runs.c.id == run_id)).first()
+    return conn.execute(_GET_RUN, {"b_id": run_id}).first()
 
 
 def update_run(conn: Connection, run_id: str, **values: Any) -> None:
-    conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+    conn.execute(_UPDATE_RUN, {"b_id": run_id, **values})
 
 
 def runs_for_event(conn: Connection, event_id: str) -> list[Any]:
@@ -155,8 +189,7 @@ def outcomes_for_event(conn: Connection, event_id: str) -> list[Any]:
 
 
 def load_memos(conn: Connection, run_id: str) -> list[Any]:
-    query = select(steps.c.step_id, steps.c.memo, steps.c.seq).where(steps.c.run_id == run_id)
-    return list(conn.execute(query.order_by(steps.c.seq)))
+    return list(conn.execute(_MEMOS, {"run": run_id}))
 
 
 def list_steps(conn: Connection, run_id: str) -> list[Any]:
@@ -167,17 +200,17 @@ def save_memo(
     conn: Connection, run_id: str, step_id: str, seq: int, name: str, op: str, memo: str, now: int
 ) -> bool:
     """Store a step's result once; False if it was already stored (never overwritten)."""
-    exists = conn.execute(
-        select(steps.c.seq).where(steps.c.run_id == run_id, steps.c.step_id == step_id)
-    ).first()
-    if exists is not None:
-        return False
-    conn.execute(
-        insert(steps).values(
-            run_id=run_id, step_id=step_id, seq=seq, name=name, op=op, memo=memo, at=now
-        )
-    )
-    return True
+    row = {
+        "run_id": run_id,
+        "step_id": step_id,
+        "seq": seq,
+        "name": name,
+        "op": op,
+        "memo": memo,
+        "at": now,
+    }
+    # RETURNING, not rowcount: psycopg reports -1 rows for INSERT ... ON CONFLICT DO NOTHING.
+    return conn.execute(_SAVE_MEMO[conn.dialect.name], row).first() is not None
 
 
 def add_history(
@@ -193,19 +226,18 @@ def add_history(
     attempt: int = 0,
     detail: dict[str, Any] | None = None,
 ) -> None:
-    conn.execute(
-        insert(history).values(
-            run_id=run_id,
-            kind=kind,
-            status=status,
-            started_at=started_at,
-            ended_at=ended_at,
-            step_id=step_id,
-            name=name,
-            attempt=attempt,
-            detail=json.dumps(detail or {}, separators=(",", ":")),
-        )
-    )
+    row = {
+        "run_id": run_id,
+        "kind": kind,
+        "status": status,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "step_id": step_id,
+        "name": name,
+        "attempt": attempt,
+        "detail": json.dumps(detail or {}, separators=(",", ":")),
+    }
+    conn.execute(_INSERT_HISTORY, row)
 
 
 def list_history(conn: Connection, run_id: str) -> list[Any]:
@@ -216,16 +248,8 @@ def list_history(conn: Connection, run_id: str) -> list[Any]:
 def close_history(
     conn: Connection, run_id: str, kind: str, step_id: str, status: str, now: int
 ) -> None:
-    conn.execute(
-        update(history)
-        .where(
-            history.c.run_id == run_id,
-            history.c.kind == kind,
-            history.c.step_id == step_id,
-            history.c.ended_at.is_(None),
-        )
-        .values(status=status, ended_at=now)
-    )
+    params = {"b_run": run_id, "b_kind": kind, "b_step": step_id, "b_status": status, "b_now": now}
+    conn.execute(_CLOSE_HISTORY, params)
 
 
 def insert_wait(conn: Connection, **values: Any) -> int:
@@ -233,8 +257,7 @@ def insert_wait(conn: Connection, **values: Any) -> int:
 
 
 def waits_for_event(conn: Connection, event_name: str, received_at: int) -> list[Any]:
-    query = select(waits).where(waits.c.event_name == event_name, waits.c.created_at < received_at)
-    return list(conn.execute(query.order_by(waits.c.id)))
+    return list(conn.execute(_WAITS_FOR_EVENT, {"name": event_name, "at": received_at}))
 
 
 def get_wait(conn: Connection, run_id: str, step_id: str) -> Any:
@@ -251,7 +274,7 @@ def delete_wait(conn: Connection, wait_id: int) -> bool:
 
 
 def delete_run_waits(conn: Connection, run_id: str) -> None:
-    conn.execute(delete(waits).where(waits.c.run_id == run_id))
+    conn.execute(_DELETE_RUN_WAITS, {"run": run_id})
 
 
 def run_waits(conn: Connection, run_id: str) -> list[Any]:
