@@ -1,0 +1,29 @@
+"""`weir start`'s auth settings: flags and WEIR_* variables, and the pairs that must agree."""
+
+import pytest
+from weir.platform import cli
+
+
+def settings(argv: list[str]) -> cli.Settings:
+    return cli.settings_from(cli._parser().parse_args(argv))
+
+
+def test_auth_flags_reach_the_settings() -> None:
+    hosts = ["--allowed-app-hosts", "a", "--allowed-app-hosts", "b"]
+    s = settings(["start", "--admin-token", "t", *hosts, "--app-timeout", "5"])
+    assert (s.admin_token, s.allowed_app_hosts, s.app_timeout_s) == ("t", ("a", "b"), 5.0)
+    assert settings(["start"]).app_timeout_s == 7200.0  # Inngest's two hours
+
+
+def test_auth_variables_reach_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEIR_ADMIN_USER", "ops")
+    monkeypatch.setenv("WEIR_ADMIN_PASSWORD", "pw")
+    monkeypatch.setenv("WEIR_ALLOWED_APP_HOSTS", "x.internal,*.apps")
+    s = settings(["start"])
+    assert (s.admin_user, s.admin_password) == ("ops", "pw")
+    assert s.allowed_app_hosts == ("x.internal", "*.apps")
+
+
+def test_a_user_without_a_password_is_refused() -> None:
+    s = settings(["start", "--event-key", "e", "--signing-key", "k", "--admin-user", "ops"])
+    assert any("--admin-password" in p for p in cli._start_problems(s))
