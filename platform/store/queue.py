@@ -22,12 +22,85 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from weir.platform.store import dialect
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
 FAR_FUTURE = 2**62
+
+
+def _p(name: str) -> Any:
+    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
+
+
+# Statements are built once: building a SQLAlchemy expression costs more than executing it.
+_INSERT_ITEM = insert(queue).returning(queue.c.id)
+_DEDUPE = select(queue.c.id, queue.c.lane).where(queue.c.dedupe == _p("dedupe"))
+_LANE = select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
+    lanes.c.lane == _p("lane")
+)
+_LANE_LOCKED = _LANE.with_for_update()
+_INSERT_LANE = insert(lanes)
+_UPDATE_LANE = update(lanes).where(lanes.c.lane == _p("lane"))
+_DUE_LANES = (
+    select(lanes.c.lane, lanes.c.limits)
+    .where(lanes.c.next_at <= _p("now"))
+    .order_by(lanes.c.head_score)
+    .limit(_p("limit"))
+    .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
+)
+_IN_USE = select(func.count()).where(slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"))
+_EARLIEST_SLOT_END = select(func.min(slots.c.expires_at)).where(
+    slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now")
+)
+_DUE_ITEMS = (
+    select(queue)
+    .where(queue.c.lane == _p("lane"), queue.c.available_at <= _p("now"))
+    .order_by(queue.c.score, queue.c.id)
+    .limit(_p("limit"))
+    .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
+)
+_LEASE = (
+    update(queue)
+    .where(queue.c.id == _p("id"))
+    .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None)
+)
+_DELETE_SLOT = delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id"))
+_INSERT_SLOT = insert(slots)
+_LANE_HEAD = (
+    select(queue.c.available_at, queue.c.score)
+    .where(queue.c.lane == _p("lane"))
+    .order_by(queue.c.available_at)
+    .limit(1)
+)
+_DELETE_LANE = delete(lanes).where(lanes.c.lane == _p("lane"))
+_FINISH = delete(queue).where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
+_DELETE_ITEM_SLOTS = delete(slots).where(slots.c.item_id == _p("id"))
+_WAKE_PARKED = (
+    update(lanes).where(lanes.c.blocked_on == _p("key")).values(blocked_on=None, next_at=_p("now"))
+)
+_RETRY = (
+    update(queue)
+    .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
+    .values(available_at=_p("at"), score=_p("at"), attempt=_p("attempt"), lease_owner=None)
+)
+_EXTEND_ITEM = (
+    update(queue)
+    .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
+    .values(available_at=_p("until"))
+)
+_EXTEND_SLOTS = update(slots).where(slots.c.item_id == _p("id")).values(expires_at=_p("until"))
+_RUN_ITEMS = select(queue.c.id, queue.c.lane).where(
+    queue.c.run_id == _p("run"), queue.c.lease_owner.is_(None)
+)
+_DELETE_ITEM = delete(queue).where(queue.c.id == _p("id"))
+_HAND_BACK = (
+    update(queue)
+    .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
+    .values(available_at=_p("now"), lease_owner=None)
+)
+_NEXT_DUE = select(func.min(lanes.c.next_at))
 
 
 @dataclass(frozen=True)
@@ -64,7 +137,7 @@ def enqueue(conn: Connection, item: NewItem) -> int | None:
     """Add an item; an item whose `dedupe` text is already queued is not added again."""
     if item.dedupe is not None and _dedupe_exists(conn, item.dedupe):
         return None
-    item_id = conn.execute(insert(queue).values(**_row(item)).returning(queue.c.id)).scalar_one()
+    item_id = conn.execute(_INSERT_ITEM, _row(item)).scalar_one()
     _touch_lane(conn, item)
     dialect.notify(conn, dialect.WAKE)  # other processes' schedulers may sleep past it
     return int(item_id)
@@ -87,30 +160,27 @@ def _row(item: NewItem) -> dict[str, Any]:
 
 
 def _dedupe_exists(conn: Connection, dedupe: str) -> bool:
-    found = conn.execute(select(queue.c.id).where(queue.c.dedupe == dedupe)).first()
-    return found is not None
+    return conn.execute(_DEDUPE, {"b_dedupe": dedupe}).first() is not None
 
 
 def _touch_lane(conn: Connection, item: NewItem) -> None:
-    row = conn.execute(
-        select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on)
-        .where(lanes.c.lane == item.lane)
-        .with_for_update()
-    ).first()
+    row = conn.execute(_LANE_LOCKED, {"b_lane": item.lane}).first()
     if row is None:
+        limits = json.dumps([list(pair) for pair in item.limits])
         conn.execute(
-            insert(lanes).values(
-                lane=item.lane,
-                next_at=item.available_at,
-                head_score=item.score,
-                limits=json.dumps([list(pair) for pair in item.limits]),
-            )
+            _INSERT_LANE,
+            {
+                "lane": item.lane,
+                "next_at": item.available_at,
+                "head_score": item.score,
+                "limits": limits,
+            },
         )
         return
-    values: dict[str, int] = {"head_score": min(row.head_score, item.score)}
+    values: dict[str, Any] = {"b_lane": item.lane, "head_score": min(row.head_score, item.score)}
     if row.blocked_on is None:  # a parked lane stays parked: its head still needs the key
         values["next_at"] = min(row.next_at, item.available_at)
-    conn.execute(update(lanes).where(lanes.c.lane == item.lane).values(**values))
+    conn.execute(_UPDATE_LANE, values)
 
 
 def claim(conn: Connection, now: int, max_items: int, lease_ms: int) -> list[Claimed]:
@@ -125,14 +195,7 @@ def claim(conn: Connection, now: int, max_items: int, lease_ms: int) -> list[Cla
 
 
 def _due_lanes(conn: Connection, now: int, limit: int) -> list[Any]:
-    query = (
-        select(lanes.c.lane, lanes.c.limits)
-        .where(lanes.c.next_at <= now)
-        .order_by(lanes.c.head_score)
-        .limit(limit)
-        .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
-    )
-    return list(conn.execute(query))
+    return list(conn.execute(_DUE_LANES, {"b_now": now, "b_limit": limit}))
 
 
 def _limits(lane_row: Any) -> list[tuple[str, int]]:
@@ -167,45 +230,27 @@ def _room(conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, 
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
-    query = select(func.count()).where(slots.c.key_hash == key, slots.c.expires_at > now)
-    return int(conn.execute(query).scalar_one())
+    return int(conn.execute(_IN_USE, {"b_key": key, "b_now": now}).scalar_one())
 
 
 def _park(conn: Connection, lane: str, key: str, now: int) -> None:
     # The safety net: look again when the earliest slot of the key would expire anyway.
-    expiry = conn.execute(
-        select(func.min(slots.c.expires_at)).where(
-            slots.c.key_hash == key, slots.c.expires_at > now
-        )
-    ).scalar()
-    conn.execute(
-        update(lanes)
-        .where(lanes.c.lane == lane)
-        .values(blocked_on=key, next_at=int(expiry) if expiry is not None else now)
-    )
+    expiry = conn.execute(_EARLIEST_SLOT_END, {"b_key": key, "b_now": now}).scalar()
+    next_at = int(expiry) if expiry is not None else now
+    conn.execute(_UPDATE_LANE, {"b_lane": lane, "blocked_on": key, "next_at": next_at})
 
 
 def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
-    query = (
-        select(queue)
-        .where(queue.c.lane == lane, queue.c.available_at <= now)
-        .order_by(queue.c.score, queue.c.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
-    )
-    return list(conn.execute(query))
+    return list(conn.execute(_DUE_ITEMS, {"b_lane": lane, "b_now": now, "b_limit": limit}))
 
 
 def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: int) -> Claimed:
     token = secrets.token_hex(8)
-    conn.execute(
-        update(queue)
-        .where(queue.c.id == row.id)
-        .values(available_at=now + lease, lease_owner=token, dedupe=None)
-    )
+    until = now + lease
+    conn.execute(_LEASE, {"b_id": row.id, "b_until": until, "b_token": token})
     for key in keys:
-        conn.execute(delete(slots).where(slots.c.key_hash == key, slots.c.item_id == row.id))
-        conn.execute(insert(slots).values(key_hash=key, item_id=row.id, expires_at=now + lease))
+        conn.execute(_DELETE_SLOT, {"b_key": key, "b_id": row.id})
+        conn.execute(_INSERT_SLOT, {"key_hash": key, "item_id": row.id, "expires_at": until})
     return Claimed(
         id=row.id,
         kind=row.kind,
@@ -222,22 +267,21 @@ def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: i
 
 
 def _refresh_lane(conn: Connection, lane: str) -> None:
-    # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew.
-    conn.execute(select(lanes.c.lane).where(lanes.c.lane == lane).with_for_update()).first()
-    head = conn.execute(
-        select(queue.c.available_at, queue.c.score)
-        .where(queue.c.lane == lane)
-        .order_by(queue.c.available_at)
-        .limit(1)
-    ).first()
+    if dialect.is_postgres(conn):
+        # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew
+        # (SQLite's single writer already serializes them).
+        conn.execute(_LANE_LOCKED, {"b_lane": lane}).first()
+    head = conn.execute(_LANE_HEAD, {"b_lane": lane}).first()
     if head is None:
-        conn.execute(delete(lanes).where(lanes.c.lane == lane))
+        conn.execute(_DELETE_LANE, {"b_lane": lane})
         return
-    conn.execute(
-        update(lanes)
-        .where(lanes.c.lane == lane)
-        .values(next_at=head.available_at, head_score=head.score, blocked_on=None)
-    )
+    values = {
+        "b_lane": lane,
+        "next_at": head.available_at,
+        "head_score": head.score,
+        "blocked_on": None,
+    }
+    conn.execute(_UPDATE_LANE, values)
 
 
 class LeaseLost(Exception):
@@ -246,9 +290,7 @@ class LeaseLost(Exception):
 
 def finish(conn: Connection, item: Claimed, now: int) -> None:
     """Remove a claimed item and free its slots; raises LeaseLost if it is no longer ours."""
-    gone = conn.execute(
-        delete(queue).where(queue.c.id == item.id, queue.c.lease_owner == item.token)
-    )
+    gone = conn.execute(_FINISH, {"b_id": item.id, "b_token": item.token})
     if gone.rowcount != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
     release_slots(conn, item.id, item.keys, now)
@@ -260,28 +302,23 @@ def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: in
         return
     for key in sorted(keys):  # a claimer counting the key finishes first, parking included
         dialect.lock(conn, dialect.SLOT_KEY, key)
-    conn.execute(delete(slots).where(slots.c.item_id == item_id))
+    conn.execute(_DELETE_ITEM_SLOTS, {"b_id": item_id})
     woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
-        woken += conn.execute(
-            update(lanes).where(lanes.c.blocked_on == key).values(blocked_on=None, next_at=now)
-        ).rowcount
+        woken += conn.execute(_WAKE_PARKED, {"b_key": key, "b_now": now}).rowcount
     if woken:
         dialect.notify(conn, dialect.WAKE)
 
 
 def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
     """Put a claimed item back for another attempt at `available_at`."""
-    done = conn.execute(
-        update(queue)
-        .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
-        .values(
-            available_at=available_at,
-            score=available_at,
-            attempt=item.attempt + 1,
-            lease_owner=None,
-        )
-    )
+    params = {
+        "b_id": item.id,
+        "b_token": item.token,
+        "b_at": available_at,
+        "b_attempt": item.attempt + 1,
+    }
+    done = conn.execute(_RETRY, params)
     if done.rowcount != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
     release_slots(conn, item.id, item.keys, now)
@@ -291,34 +328,25 @@ def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
 def extend(conn: Connection, items: list[Claimed], until: int) -> None:
     """Keep the leases (and slots) of items still being worked on."""
     for item in items:
-        conn.execute(
-            update(queue)
-            .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
-            .values(available_at=until)
-        )
-        conn.execute(update(slots).where(slots.c.item_id == item.id).values(expires_at=until))
+        conn.execute(_EXTEND_ITEM, {"b_id": item.id, "b_token": item.token, "b_until": until})
+        conn.execute(_EXTEND_SLOTS, {"b_id": item.id, "b_until": until})
 
 
 def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> None:
     """Drop every queued item of a finished run (but the one finishing it)."""
     # Items in flight stay: their holder finishes them (freeing their slots only when the call
     # really ends), sees the run has ended and moves it no further.
-    rows = conn.execute(
-        select(queue.c.id, queue.c.lane).where(
-            queue.c.run_id == run_id, queue.c.lease_owner.is_(None)
-        )
-    ).all()
-    for row in rows:
+    for row in conn.execute(_RUN_ITEMS, {"b_run": run_id}).all():
         if row.id == keep:
             continue
-        conn.execute(delete(queue).where(queue.c.id == row.id))
+        conn.execute(_DELETE_ITEM, {"b_id": row.id})
         _refresh_lane(conn, row.lane)
 
 
 def remove_by_dedupe(conn: Connection, dedupe: str) -> None:
-    row = conn.execute(select(queue.c.id, queue.c.lane).where(queue.c.dedupe == dedupe)).first()
+    row = conn.execute(_DEDUPE, {"b_dedupe": dedupe}).first()
     if row is not None:
-        conn.execute(delete(queue).where(queue.c.id == row.id))
+        conn.execute(_DELETE_ITEM, {"b_id": row.id})
         _refresh_lane(conn, row.lane)
 
 
@@ -339,11 +367,7 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
     instead of after their leases run out. Items finished or taken over meanwhile are skipped."""
     returned = 0
     for item in items:
-        done = conn.execute(
-            update(queue)
-            .where(queue.c.id == item.id, queue.c.lease_owner == item.token)
-            .values(available_at=now, lease_owner=None)
-        )
+        done = conn.execute(_HAND_BACK, {"b_id": item.id, "b_token": item.token, "b_now": now})
         if done.rowcount == 1:
             returned += 1
             release_slots(conn, item.id, item.keys, now)
@@ -352,5 +376,5 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
 
 
 def next_due(conn: Connection) -> int | None:
-    value = conn.execute(select(func.min(lanes.c.next_at))).scalar()
+    value = conn.execute(_NEXT_DUE).scalar()
     return None if value is None else int(value)
