@@ -52,23 +52,29 @@ class Scheduler:
             keeper.cancel()
 
     async def _tick(self, stop: asyncio.Event) -> None:
+        if self._all_busy():
+            await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
+            return
         free = self.workers - len(self.inflight)
-        claimed = await self._claim(free) if free > 0 else []
+        claimed, due = await self._claim(free)
         for item in claimed:
             self._start(item)
-        if claimed and len(claimed) == free and free > 0:
+        if len(claimed) == free:
             return  # there may be more due right now
-        await self._sleep(stop, await self._idle_ms(free, contended=not claimed))
+        await self._sleep(stop, self._idle_ms(due, contended=not claimed))
 
-    async def _claim(self, free: int) -> list[q.Claimed]:
+    def _all_busy(self) -> bool:
+        # Clear the wake flag first: a call finishing after the check sets it again, so the
+        # sleep ends at once; a flag left over from an enqueue would make the loop spin.
+        self._wake.clear()
+        return len(self.inflight) >= self.workers
+
+    async def _claim(self, free: int) -> tuple[list[q.Claimed], int | None]:
         now = self._claimed_at = self.clock.now_ms()
         self._wake.clear()
-        return await self.db.write(lambda c: q.claim(c, now, free, self.lease_ms))
+        return await self.db.write(lambda c: (q.claim(c, now, free, self.lease_ms), q.next_due(c)))
 
-    async def _idle_ms(self, free: int, *, contended: bool) -> int:
-        if free <= 0:
-            return IDLE_MS
-        due = await self.db.read(q.next_due)
+    def _idle_ms(self, due: int | None, *, contended: bool) -> int:
         if due is None:
             return IDLE_MS
         if contended and due <= self._claimed_at:
