@@ -155,8 +155,8 @@ def claim_run_key(
     if row is not None:
         conn.execute(_RENEW_RUN_KEY, params)
         return None
-    row = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
-    conn.execute(_INSERT_RUN_KEY, row)
+    new = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
+    conn.execute(_INSERT_RUN_KEY, new)
     return None
 
 
