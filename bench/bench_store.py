@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event
-
 from weir.platform.executor.driver import load_call_state
 from weir.platform.executor.response import Completed
 from weir.platform.functions import EventTrigger, FunctionConfig
@@ -31,8 +30,13 @@ SYNC = "NORMAL"
 
 
 def registry() -> Registry:
-    config = FunctionConfig(slug="fn", name="fn", url="http://app/api?fnId=fn&stepId=step",
-                            retries=0, triggers=(EventTrigger("b/e", None),))
+    config = FunctionConfig(
+        slug="fn",
+        name="fn",
+        url="http://app/api?fnId=fn&stepId=step",
+        retries=0,
+        triggers=(EventTrigger("b/e", None),),
+    )
     reg = Registry()
     reg.add(Function(id="fn", app_id="app", slug="fn", config=config, version=1))
     return reg
@@ -46,8 +50,9 @@ def one_run(engine: Engine, reg: Registry, now: int) -> None:
     with engine.connect() as conn:
         load_call_state(conn, item.run_id or "")
     with engine.begin() as conn:
-        outcomes.apply(Tx(conn, now, reg), item, reg.by_id["fn"], Completed(None),
-                       outcomes.Timing(now, now))
+        outcomes.apply(
+            Tx(conn, now, reg), item, reg.by_id["fn"], Completed(None), outcomes.Timing(now, now)
+        )
 
 
 def round_(tmp: Path, runs: int) -> tuple[float, float]:
@@ -90,8 +95,10 @@ def main() -> None:
         base = statistics.median(baseline(Path(tmp), 2000) for _ in range(args.rounds))
     per_run = statistics.median(r[0] for r in results)
     statements = statistics.median(r[1] for r in results)
-    print(f"store cost per run (accept, claim, read, complete): {per_run:8.0f} µs "
-          f"({1e6 / per_run:6.0f} runs/s on one core)")
+    print(
+        f"store cost per run (accept, claim, read, complete): {per_run:8.0f} µs "
+        f"({1e6 / per_run:6.0f} runs/s on one core)"
+    )
     print(f"SQL statements per run                            : {statements:8.1f}")
     print(f"baseline: sqlite3 INSERT+COMMIT                   : {base:8.0f} µs")
     print(f"ratio per run / baseline                          : {per_run / base:8.1f}")

@@ -29,12 +29,19 @@ class Writer(Protocol):
     def __call__(self, job: Callable[[Tx], T]) -> Awaitable[T]: ...
 
 
-def load_call_state(conn: Connection, run_id: str) -> CallState | None:
+def load_call_state(
+    conn: Connection, run_id: str, events: list[dict[str, Any]] | None = None
+) -> CallState | None:
+    """The run, its trigger events (unless the caller has them already) and its memos."""
     run = records.get_run(conn, run_id)
     if run is None:
         return None
-    events = records.load_event_payloads(conn, json.loads(run.event_ids))
+    if events is None:
+        events = records.load_event_payloads(conn, json.loads(run.event_ids))
     return CallState(run=run, events=events, memos=records.load_memos(conn, run_id))
+
+
+EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
 
 
 class Driver:
@@ -51,10 +58,11 @@ class Driver:
     ) -> None:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.write, self.signing_key = registry, write, signing_key
+        self._events: dict[str, list[dict[str, Any]]] = {}
 
     async def call(self, item: q.Claimed) -> None:
         fn = self.registry().by_id.get(item.function_id or "")
-        state = await self.db.read(lambda c: load_call_state(c, item.run_id or ""))
+        state = await self._state(item.run_id or "")
         if fn is None or state is None or state.run.status in records.ENDED:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return
@@ -65,6 +73,15 @@ class Driver:
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
+
+    async def _state(self, run_id: str) -> CallState | None:
+        known = self._events.get(run_id)
+        state = await self.db.read(lambda c: load_call_state(c, run_id, known))
+        if known is None and state is not None:
+            if len(self._events) >= EVENTS_CACHED:
+                self._events.pop(next(iter(self._events)))  # the oldest entry goes first
+            self._events[run_id] = state.events
+        return state
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
         try:

@@ -18,6 +18,7 @@ from weir.platform.runtime.runs import (
     resolve_step,
     run_limits,
     run_note,
+    started_changes,
 )
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
@@ -39,13 +40,15 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     if run is None or run.status in records.ENDED:
         q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
         return
-    mark_started(tx, run, timing.started)
     _record_call(tx, item, outcome, timing)
     tx.notes.append(_call_note(run, item, outcome, timing))
-    if isinstance(outcome, Completed):
+    if isinstance(outcome, Completed):  # start and end in one write
         q.finish(tx.conn, item, tx.now)
-        finish_run(tx, run.id, "COMPLETED", outcome.output)
-    elif isinstance(outcome, Ops):
+        started = started_changes(tx, run, timing.started)
+        finish_run(tx, run.id, "COMPLETED", outcome.output, run=run, changes=started)
+        return
+    mark_started(tx, run, timing.started)
+    if isinstance(outcome, Ops):
         _apply_ops(tx, item, fn, run, outcome)
     else:
         _retry_or_fail(tx, item, fn, run.id, outcome, outcome.error)

@@ -184,11 +184,16 @@ def run_note(what: str, run: Any, *, step_id: str | None = None, **fields: Any) 
 
 
 def mark_started(tx: Tx, run: Any, at: int) -> None:
+    if changes := started_changes(tx, run, at):
+        records.update_run(tx.conn, run.id, **changes)
+
+
+def started_changes(tx: Tx, run: Any, at: int) -> dict[str, Any]:
+    """What a call that began at `at` changes on its run (its first call starts the run)."""
     if run.started_at is None:
-        records.update_run(tx.conn, run.id, status="RUNNING", started_at=at, waiting=None)
         tx.notes.append(run_note(notes.RUN_STARTED, run))
-    elif run.waiting is not None:
-        records.update_run(tx.conn, run.id, waiting=None)
+        return {"status": "RUNNING", "started_at": at, "waiting": None}
+    return {"waiting": None} if run.waiting is not None else {}
 
 
 def finish_run(
@@ -199,20 +204,22 @@ def finish_run(
     *,
     keep_item: int | None = None,
     error: dict[str, Any] | None = None,
+    run: Any = None,
+    changes: dict[str, Any] | None = None,
 ) -> bool:
-    """End a run once: drop its queued work and waits, tell whoever waits on it."""
-    run = records.get_run(tx.conn, run_id)
+    """End a run once: drop its queued work and waits, tell whoever waits on it. A caller that
+    has just read the run passes it (and any other column changes) to save a round trip."""
+    run = run if run is not None else records.get_run(tx.conn, run_id)
     if run is None or run.status in records.ENDED:
         return False
     stored = error if status != "COMPLETED" else output
-    records.update_run(
-        tx.conn,
-        run_id,
-        status=status,
-        ended_at=tx.now,
-        waiting=None,
-        output=json.dumps(stored, separators=(",", ":")),
-    )
+    ended = {
+        "status": status,
+        "ended_at": tx.now,
+        "waiting": None,
+        "output": json.dumps(stored, separators=(",", ":")),
+    }
+    records.update_run(tx.conn, run_id, **{**(changes or {}), **ended})
     q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
     said = {"status": status, **({"error": error.get("message", "")} if error else {})}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
