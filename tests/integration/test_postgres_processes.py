@@ -31,12 +31,6 @@ LEASE_S = "2"  # a dead process's items pass to the others after this
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=False,
-    reason="not yet green end to end: its last full run found runs whose StepRun outcome was "
-    "recorded in history while the step and the next item were not saved (under investigation, "
-    "the store's records.py was being rewritten meanwhile); the run before passed every check",
-)
 def test_three_processes_keep_every_limit_through_a_sigkill(tmp_path: Path) -> None:
     with fresh_schema() as url:
         servers = [
