@@ -215,6 +215,11 @@ def _start_problems(settings: Settings) -> list[str]:
         problems.append("no signing key: pass --signing-key KEY or set WEIR_SIGNING_KEYS")
     if bool(settings.admin_user) != bool(settings.admin_password):
         problems.append("--admin-user and --admin-password go together: set both or neither")
+    if not (settings.admin_token or settings.admin_user):
+        problems.append(
+            "no admin login for the UI, REST and GraphQL APIs: pass --admin-token TOKEN or "
+            "--admin-user USER --admin-password PASSWORD (or WEIR_ADMIN_*)"
+        )
     return problems
 
 
@@ -223,12 +228,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
-    if args.command == "start" and not (settings.admin_token or settings.admin_user):
-        print(
-            "weir start: no --admin-token or --admin-user set, so nobody can log in to the UI, "
-            "REST or GraphQL APIs (they answer 401); the event API and apps work as usual",
-            file=sys.stderr,
-        )
     logs.configure(json_lines=settings.log_format == "json", level=settings.log_level)
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
     # raises the signal again so the process ends by it: by then the exit is a clean one.

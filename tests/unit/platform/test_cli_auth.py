@@ -27,3 +27,16 @@ def test_auth_variables_reach_the_settings(monkeypatch: pytest.MonkeyPatch) -> N
 def test_a_user_without_a_password_is_refused() -> None:
     s = settings(["start", "--event-key", "e", "--signing-key", "k", "--admin-user", "ops"])
     assert any("--admin-password" in p for p in cli._start_problems(s))
+
+
+def test_start_without_an_admin_login_is_refused_naming_the_flags() -> None:
+    s = settings(["start", "--event-key", "e", "--signing-key", "k"])
+    (problem,) = cli._start_problems(s)
+    assert "--admin-token" in problem
+    assert "--admin-user" in problem
+    assert (
+        cli._start_problems(
+            settings(["start", "--event-key", "e", "--signing-key", "k", "--admin-token", "t"])
+        )
+        == []
+    )
