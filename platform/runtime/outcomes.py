@@ -253,17 +253,22 @@ def _sleep(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     if enqueue_timer(
         tx, "sleep", at, {"step_id": op.id, "name": op.display_name}, run_id=run.id, dedupe=dedupe
     ):
-        records.add_history(
-            tx.conn,
-            run.id,
-            "sleep",
-            "RUNNING",
-            tx.now,
-            None,
-            step_id=op.id,
-            name=op.display_name,
-            detail={"until": at},
-        )
+        _open_span(tx, run, "sleep", op, {"until": at})
+
+
+def _open_span(tx: Tx, run: Any, kind: str, op: Op, detail: dict[str, Any]) -> None:
+    """A timeline entry for an op that ends later (its sleep, wait or invoke closes it)."""
+    records.add_history(
+        tx.conn,
+        run.id,
+        kind,
+        "RUNNING",
+        tx.now,
+        None,
+        step_id=op.id,
+        name=op.display_name,
+        detail=detail,
+    )
 
 
 def _from_duration(tx: Tx, op: Op) -> int:
@@ -280,17 +285,7 @@ def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     expr: str | None = opts["if"] if isinstance(opts.get("if"), str) else None
     event: str = opts["event"] if isinstance(opts.get("event"), str) else op.name
     waits.open_wait(tx, run, op.id, op.display_name, event, expr, timeout_ms)
-    records.add_history(
-        tx.conn,
-        run.id,
-        "wait",
-        "RUNNING",
-        tx.now,
-        None,
-        step_id=op.id,
-        name=op.display_name,
-        detail={"event": event, "if": expr, "until": tx.now + timeout_ms},
-    )
+    _open_span(tx, run, "wait", op, {"event": event, "if": expr, "until": tx.now + timeout_ms})
 
 
 def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
@@ -300,17 +295,7 @@ def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     timeout = opts.get("timeout")
     timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else None
     target = str(opts.get("function_id", ""))
-    records.add_history(
-        tx.conn,
-        run.id,
-        "invoke",
-        "RUNNING",
-        tx.now,
-        None,
-        step_id=op.id,
-        name=op.display_name,
-        detail={"function": target},
-    )
+    _open_span(tx, run, "invoke", op, {"function": target})
     invoke.start_invoke(tx, run, target, op.id, op.display_name, opts, timeout_ms)
 
 

@@ -6,33 +6,20 @@ in, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres. Each PostgreSQL 
 own schema (dropped afterwards), so the database itself is left as it was.
 """
 
-import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-from sqlalchemy import create_engine, text
 from store_kit import Store
 from weir.platform.store.database import Database, make_engine
 from weir.platform.store.migrate import upgrade
 
-POSTGRES_ENV = "WEIR_TEST_POSTGRES_URL"
+from tests.integration.postgres import fresh_schema
+
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
 ]
-
-
-def _postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV, "").strip()
-    if not url:
-        pytest.skip(
-            f"PostgreSQL backend not configured: set {POSTGRES_ENV}="
-            "postgresql+psycopg://user@host:port/dbname to run the store suite against it"
-        )
-    return url
 
 
 @pytest.fixture
@@ -41,18 +28,8 @@ def database_url(tmp_path: Path, backend: str) -> Iterator[str]:
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'store.db'}"
         return
-    base = _postgres_url()
-    schema = f"weir_test_{secrets.token_hex(6)}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{sep}options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema() as url:
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)
