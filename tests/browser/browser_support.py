@@ -4,6 +4,7 @@ import json
 import os
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -15,7 +16,13 @@ from playwright.sync_api import Page
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# The README's pictures are refreshed only on request (WEIR_SCREENSHOTS=1); otherwise the
+# screenshots still get taken (the page must render) but land in a scratch folder.
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("WEIR_SCREENSHOTS")
+    else Path(tempfile.gettempdir()) / "weir-screenshots"
+)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",

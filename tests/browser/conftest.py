@@ -83,7 +83,9 @@ def _synced(server: Server) -> bool:
         return len(json.loads(answer.read())["data"]["functions"]) == FUNCTIONS
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in the main thread while it
+# is open, and any later test that starts a loop of its own (asyncio.run) would fail.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         # CI installs it (.ci/system-deps): there a missing browser is a failure, not a skip.
