@@ -84,22 +84,25 @@ def bench_throttle(weir: WeirServer, seconds: int) -> None:
     runs = sorted(fn_runs(weir.db, "flowbench-throttled"), key=lambda r: r[2])
     admitted_at = min(r[1] for r in runs)
     early = sum(1 for i, r in enumerate(runs) if r[2] < admitted_at + 10 * i)
-    rate = (len(runs) - 1) / ((runs[-1][2] - runs[0][2]) / 1000)
+    # Sustained rate over the second half: the first starts wait for the whole burst to be
+    # admitted (one request, one transaction) and then catch up with their slots.
+    half = runs[len(runs) // 2 :]
+    rate = (len(half) - 1) / ((half[-1][2] - half[0][2]) / 1000)
     lag = statistics.median(r[2] - (admitted_at + 10 * i) for i, r in enumerate(runs))
     print(
-        f"throttle 100/s, {n} starts          : {rate:8.2f} starts/s = {rate / 100:.4f} of "
-        f"the budget (target within 2 %); early starts: {early}; median lag behind slot "
-        f"{lag:.1f} ms"
+        f"throttle 100/s, {n} starts: {rate:.2f} starts/s sustained = {rate / 100:.4f} of the "
+        f"budget (target within 2 %); starts before their GCRA slot: {early}; median lag "
+        f"behind slot {lag:.1f} ms"
     )
 
 
 def bench_rate_limit(weir: WeirServer, seconds: int) -> None:
     end = time.monotonic() + seconds
     sent = 0
-    while time.monotonic() < end:  # 200 events/s in requests of 10
-        weir.send_many([{"name": "b/limit", "data": {"i": sent + i}} for i in range(10)])
-        sent += 10
-        time.sleep(max(0.0, 0.05 - 0.001))
+    while time.monotonic() < end:  # about 300 events/s, three times the budget
+        weir.send_many([{"name": "b/limit", "data": {"i": sent + i}} for i in range(30)])
+        sent += 30
+        time.sleep(0.09)
     events = rows(
         weir.db,
         "SELECT e.received_at, EXISTS(SELECT 1 FROM event_runs er WHERE "
@@ -113,10 +116,11 @@ def bench_rate_limit(weir: WeirServer, seconds: int) -> None:
         mismatches += decision.admitted != bool(started)
         admitted += bool(started)
     span = (events[-1][0] - events[0][0]) / 1000
+    allowed = 100 + 100 * span  # from idle `limit` at once, then `limit` per second
     print(
-        f"rate limit 100/s, {len(events)} events in {span:.1f} s: {admitted} admitted "
-        f"({admitted / span:.2f}/s, {(admitted / span) / 100:.4f} of the budget incl. the "
-        f"initial burst of 100); differences from the GCRA replay: {mismatches}"
+        f"rate limit 100/s, {len(events)} events in {span:.1f} s: {admitted} admitted = "
+        f"{admitted / allowed:.4f} of the {allowed:.0f} the budget allows "
+        f"({len(events) - admitted} skipped); differences from the GCRA replay: {mismatches}"
     )
 
 
@@ -125,6 +129,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--no-keys", action="store_true", help="skip the concurrency rounds")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         weir = WeirServer(Path(tmp))
@@ -133,7 +138,8 @@ def main() -> None:
         app.start()
         try:
             app.sync()
-            bench_keys(weir, args.rounds, args.runs)
+            if not args.no_keys:
+                bench_keys(weir, args.rounds, args.runs)
             bench_throttle(weir, args.seconds)
             bench_rate_limit(weir, args.seconds)
         finally:
