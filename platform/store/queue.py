@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import dialect
 from weir.platform.store.schema import lanes, queue, slots
 
@@ -35,7 +36,12 @@ def _p(name: str) -> Any:
 
 
 # Statements are built once: building a SQLAlchemy expression costs more than executing it.
-_INSERT_ITEM = insert(queue).returning(queue.c.id)
+# An item whose dedupe text is queued already is not added: the unique index says so in the
+# same statement (NULL dedupes never conflict).
+_INSERT_ITEM = {
+    "sqlite": sqlite.insert(queue).on_conflict_do_nothing().returning(queue.c.id),
+    "postgresql": postgresql.insert(queue).on_conflict_do_nothing().returning(queue.c.id),
+}
 _DEDUPE = select(queue.c.id, queue.c.lane).where(queue.c.dedupe == _p("dedupe"))
 _LANE = select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
     lanes.c.lane == _p("lane")
@@ -135,9 +141,9 @@ class Claimed:
 
 def enqueue(conn: Connection, item: NewItem) -> int | None:
     """Add an item; an item whose `dedupe` text is already queued is not added again."""
-    if item.dedupe is not None and _dedupe_exists(conn, item.dedupe):
+    item_id = conn.execute(_INSERT_ITEM[conn.dialect.name], _row(item)).scalar()
+    if item_id is None:
         return None
-    item_id = conn.execute(_INSERT_ITEM, _row(item)).scalar_one()
     _touch_lane(conn, item)
     dialect.notify(conn, dialect.WAKE)  # other processes' schedulers may sleep past it
     return int(item_id)
@@ -157,10 +163,6 @@ def _row(item: NewItem) -> dict[str, Any]:
         "dedupe": item.dedupe,
         "created_at": item.available_at,
     }
-
-
-def _dedupe_exists(conn: Connection, dedupe: str) -> bool:
-    return conn.execute(_DEDUPE, {"b_dedupe": dedupe}).first() is not None
 
 
 def _touch_lane(conn: Connection, item: NewItem) -> None:
