@@ -3,6 +3,7 @@
 import json
 from typing import Any
 
+from weir.platform.gates import cancel_on
 from weir.platform.ids import id_time_ms
 from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import cancel_run
@@ -24,12 +25,19 @@ def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_a
 
 
 def try_cancel(tx: Tx, wait: Any, event_id: str, payload: dict[str, Any]) -> None:
-    if wait.expires_at <= tx.now or id_time_ms(event_id) < id_time_ms(wait.run_id):
-        return
     run = records.get_run(tx.conn, wait.run_id)
-    if run is None or event_id in json.loads(run.event_ids):
-        return  # never its own trigger
+    if run is None or not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
+        return
     from weir.platform.runtime.waits import first_event
 
     if expression_holds(wait.expression, {"event": first_event(tx, run.id), "async": payload}):
         cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})")
+
+
+def _window(wait: Any, run: Any) -> cancel_on.CancelWindow:
+    triggers = tuple(json.loads(run.event_ids))
+    return cancel_on.CancelWindow(run.id, triggers, run.created_at, wait.expires_at)
+
+
+def _candidate(event_id: str) -> cancel_on.CandidateEvent:
+    return cancel_on.CandidateEvent(event_id, id_time_ms(event_id))  # ids carry receive time
