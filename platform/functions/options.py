@@ -29,6 +29,7 @@ from weir.platform.functions.fields import (
     refuse,
 )
 from weir.platform.functions.problems import Issues
+from weir.platform.gates import cancel_on
 
 MAX_CONCURRENCY_LIMITS = 2
 MAX_CANCELS = 5
@@ -178,10 +179,15 @@ def _match_expression(issues: Issues, value: Any, path: str) -> str | None:
     """`match: "data.x"` is shorthand for `event.data.x == async.data.x`."""
     if value is None or value == "":
         return None
+    wanted = "a field path like 'data.user_id'"
     if not isinstance(value, str):
-        refuse(issues, path, "a field path like 'data.user_id'", value)
+        refuse(issues, path, wanted, value)
         return None
-    expression = f"event.{value} == async.{value}"
+    try:
+        expression = cancel_on.match_expression(value)  # the gate owns what `match` means
+    except ValueError:
+        refuse(issues, path, wanted, value)
+        return None
     return expression if check_expression(issues, expression, path, EVENT_AND_ASYNC) else None
 
 
