@@ -1,6 +1,6 @@
 """Every setting of a Weir process, from flags or WEIR_* environment variables."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -16,14 +16,12 @@ class Settings:
     lease_ms: int = 30_000
     retry_delay_ms: int | None = None  # fixed delay between retries instead of the backoff table
     sqlite_synchronous: str = "FULL"
-    poll_interval_s: float = 0.0  # re-sync apps this often (0: only at start)
     # start mode's login for the UI, REST and GraphQL (weir dev needs none)
     admin_token: str | None = None
     admin_user: str | None = None
     admin_password: str | None = None
     allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
-    extra: dict[str, str] = field(default_factory=dict)
     log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run

@@ -132,7 +132,3 @@ def unsendable(exc: Exception) -> AttemptFailed:
         f"({exc}); numbers must be finite, and integers within ±(2^53-1)",
         no_retry=True,
     )
-
-
-def is_failure(outcome: Any) -> bool:
-    return isinstance(outcome, AttemptFailed)

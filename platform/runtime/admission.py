@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from weir.platform.gates import priority
-from weir.platform.ids import id_time_ms, new_id
+from weir.platform.ids import new_id
 from weir.platform.registry import INVOKED, Function
 from weir.platform.runtime import flow
 from weir.platform.runtime.keys import evaluate_key, evaluate_value, expression_holds
@@ -134,7 +134,3 @@ def _lane(fn: Function, limits: tuple[tuple[str, int], ...]) -> str:
     from weir.expressions import key_hash
 
     return "L" + key_hash(fn.id + "".join(f"|{k}:{n}" for k, n in limits))[:31]
-
-
-def run_created_at(run_id: str) -> int:
-    return id_time_ms(run_id)

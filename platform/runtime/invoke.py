@@ -95,7 +95,3 @@ def fail_invoke(tx: Tx, payload: dict[str, Any], message: str) -> None:
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
     resolve_parent(tx, f"{run_id}.{step_id}", {"error": dict(TIMEOUT_ERROR)})
-
-
-def invoke_event_name() -> str:
-    return INVOKED

@@ -4,7 +4,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from weir.platform.executor.response import AttemptFailed, Completed, Op, Ops, Outcome, parse_time
+from weir.platform.executor.response import (
+    KNOWN_OPS,
+    AttemptFailed,
+    Completed,
+    Op,
+    Ops,
+    Outcome,
+    parse_time,
+)
 from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
@@ -174,11 +182,11 @@ def _retry_or_fail_step(
 
 
 def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
-    unknown = [o.op for o in ops if o.op not in KNOWN]
+    unknown = [o.op for o in ops if o.op not in KNOWN_OPS]
     if unknown:
         return {
             "name": "UnknownOpcode",
-            "message": f"the SDK sent unknown ops {unknown}; Weir handles {sorted(KNOWN)}",
+            "message": f"the SDK sent unknown ops {unknown}; Weir handles {sorted(KNOWN_OPS)}",
         }
     if run.step_count + len(ops) > MAX_STEPS:
         return {
@@ -186,9 +194,6 @@ def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
             "message": f"the run reached {MAX_STEPS} steps, the most a run may have",
         }
     return None
-
-
-KNOWN = frozenset({"StepRun", "Step", "StepError", "StepFailed", *OPEN_OPS})
 
 
 def _open_pending(tx: Tx, run: Any, ops: list[Op]) -> None:

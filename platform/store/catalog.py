@@ -11,10 +11,6 @@ def get_app_by_name(conn: Connection, name: str) -> Any:
     return conn.execute(select(apps).where(apps.c.name == name)).first()
 
 
-def get_app_by_url(conn: Connection, url: str) -> Any:
-    return conn.execute(select(apps).where(apps.c.url == url)).first()
-
-
 def list_apps(conn: Connection) -> list[Any]:
     return list(conn.execute(select(apps).order_by(apps.c.name)))
 
@@ -37,10 +33,6 @@ def all_functions(conn: Connection) -> list[Any]:
 
 def app_functions(conn: Connection, app_id: str) -> list[Any]:
     return list(conn.execute(select(functions).where(functions.c.app_id == app_id)))
-
-
-def get_function(conn: Connection, function_id: str) -> Any:
-    return conn.execute(select(functions).where(functions.c.id == function_id)).first()
 
 
 def get_function_by_slug(conn: Connection, slug: str) -> Any:

@@ -28,7 +28,6 @@ from weir.platform.store import dialect
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
-FAR_FUTURE = 2**62
 
 
 def _p(name: str) -> Any:
