@@ -15,7 +15,7 @@ from ._parse import parse
 from ._prune import Trie, build_trie, minimal_paths, prune
 from ._references import find_references
 
-CACHE_SIZE = 10_000  # ~1 KB per cached program (building-blocks §1b)
+CACHE_SIZE = 10_000  # ~1 KB per cached program (docs/architecture.md, Expressions)
 _IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
 
 

@@ -1,6 +1,6 @@
 """Limits on an expression's size and shape, so that no expression can crash or stall us.
 
-Measured on the Rust evaluator (docs/building-blocks.md §1d): very long operator chains and
+Measured on the Rust evaluator (docs/architecture.md, Expressions): very long operator chains and
 member chains overflow its stack (SIGSEGV at 20k terms; fine at 10k), deep nesting is rejected by
 its parser only beyond ~96 levels (and crashes it at 100k), and comprehensions nested in one
 another multiply their cost (exponential strings, 10^9 iterations). The byte limit bounds the

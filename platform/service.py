@@ -53,7 +53,7 @@ class Platform:
             self.write,
             settings.signing_key,
         )
-        # start mode trusts only signed answers (protocol §12.2); dev mode trusts any
+        # start mode trusts only signed answers (docs/protocol.md §12.2); dev mode trusts any
         self.driver.verify_keys = () if settings.dev else settings.signing_keys
         self.scheduler = Scheduler(
             self.db,

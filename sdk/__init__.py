@@ -9,6 +9,8 @@ async def greet(ctx: Context) -> str:
     return f"hello {name}"
 
 serve(fastapi_app, weir)  # at /api/inngest
+
+Reference: docs/sdk.md. A bare `§N` in this package cites docs/protocol.md §N.
 """
 
 from ._client import Weir

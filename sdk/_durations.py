@@ -1,4 +1,4 @@
-"""Durations and timestamps as the wire protocol writes them (protocol.md §3)."""
+"""Durations and timestamps as the wire protocol writes them (docs/protocol.md §3)."""
 
 from __future__ import annotations
 

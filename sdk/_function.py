@@ -219,7 +219,7 @@ def _each(p: Problems, option: str, values: Sequence[Any], kind: type) -> list[W
 
 
 def _check_exclusive(p: Problems, o: FunctionOptions) -> None:
-    # Batched runs have no single triggering event to key these on (weir-semantics.md).
+    # Batched runs have no single triggering event to key these on (docs/semantics.md).
     if o.batch_events is None:
         return
     clashes = {

@@ -1,6 +1,6 @@
 """Flow-control options: plain dataclasses, checked and serialised in one pass at serve().
 
-Bounds follow docs/weir-semantics.md; CEL expressions are only checked by the platform.
+Bounds follow docs/semantics.md; CEL expressions are only checked by the platform.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ is named here as open. Paths fall into four kinds:
 - open: health probes, static files, the login page; the event API, which checks the event
   key in its path itself (api/events.py);
 - sdk: /fn/register and /v0/runs/... need `Authorization: Bearer` with a signing key, raw or
-  as the SDK's hash (protocol §12.3) — that is how an app proves it holds the key;
+  as the SDK's hash (docs/protocol.md §12.3) — that is how an app proves it holds the key;
 - api (REST, GraphQL, the UI's JSON): the admin token as Bearer, user:password as Basic, or
   a UI session cookie; without one, 401;
 - ui (everything else): a session cookie (or the token); without one, a redirect to /login.

@@ -1,4 +1,4 @@
-"""The run-state API the SDK calls when a request says `use_api` (protocol §7.3)."""
+"""The run-state API the SDK calls when a request says `use_api` (docs/protocol.md §7.3)."""
 
 import json
 from typing import Any

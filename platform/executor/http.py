@@ -1,5 +1,5 @@
 """The executor's HTTP client. aiohttp: the calls to apps are the hot path, and one shared
-httpx client collapses under concurrency (docs/building-blocks.md §3)."""
+httpx client collapses under concurrency (docs/architecture.md, The HTTP client)."""
 
 import aiohttp
 from weir.platform.executor.response import MAX_RESPONSE_BYTES, RawResponse

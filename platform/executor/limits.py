@@ -1,4 +1,4 @@
-"""Size limits on what an app answers (semantics §4.7): a step's output at most 4 MiB, a
+"""Size limits on what an app answers (docs/protocol.md §8): a step's output at most 4 MiB, a
 function's output too, and a run's stored state at most 32 MiB. A breach fails the attempt
 without retrying — the same code would send the same data again — so only the offending run
 fails, with the limit named in its error. (The 8 MiB response cap is enforced while reading,

@@ -1,4 +1,4 @@
-"""Building the invocation request for a run (protocol §7)."""
+"""Building the invocation request for a run (docs/protocol.md §7)."""
 
 import json
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Classifying an SDK response (protocol §8): completed, step ops, or a failed attempt."""
+"""Classifying an SDK response (docs/protocol.md §8): completed, step ops, or a failed attempt."""
 
 import json
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""Request signatures (protocol §12): HMAC-SHA256 over the body and the time, keyed by the
+"""Request signatures (docs/protocol.md §12): HMAC-SHA256 over the body and the time, keyed by the
 signing key without its `signkey-<env>-` prefix, taken as ASCII text (not hex-decoded)."""
 
 import hashlib

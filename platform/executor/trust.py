@@ -1,4 +1,4 @@
-"""Verifying that an answer came from the app (protocol §12.2).
+"""Verifying that an answer came from the app (docs/protocol.md §12.2).
 
 In start mode every response must carry `X-Inngest-Signature`, an HMAC with one of Weir's
 signing keys over the raw body: anything else on the path to the app (a proxy, a spoofed

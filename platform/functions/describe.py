@@ -1,6 +1,6 @@
 """Plain-words summaries of a function's options, for the UI.
 
-They state the effective behaviour (weir-semantics.md), not the raw numbers: a throttle of
+They state the effective behaviour (docs/semantics.md), not the raw numbers: a throttle of
 3 per 10 s with no burst reads "1 at once, then 1 every 3.3 s".
 """
 
@@ -139,7 +139,7 @@ def _flow_lines(config: FunctionConfig) -> list[str]:
     optional = [
         config.batching and describe_batching(config.batching),
         config.idempotency and describe_idempotency(config.idempotency),
-        # idempotency replaces any rate limit (weir-semantics.md), so only one line shows
+        # idempotency replaces any rate limit (docs/semantics.md), so only one line shows
         config.rate_limit and not config.idempotency and describe_rate_limit(config.rate_limit),
         config.debounce and describe_debounce(config.debounce),
         config.singleton and describe_singleton(config.singleton),

@@ -14,7 +14,7 @@ from weir.platform.functions.problems import Issues
 from weir.platform.functions.triggers import read_triggers
 
 # Batching gathers events before a run exists, so options that act per run at admission
-# cannot apply to it (semantics.md §3.5); Inngest refuses these pairs at sync too.
+# cannot apply to it (docs/semantics.md, Batching); Inngest refuses these pairs at sync too.
 _NOT_WITH_BATCHING = {
     "cancel": "cancel-on",
     "debounce": "debounce",

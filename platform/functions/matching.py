@@ -1,4 +1,4 @@
-"""Which trigger patterns an incoming event name can match (semantics.md §2).
+"""Which trigger patterns an incoming event name can match (docs/semantics.md, Triggers).
 
 Rather than testing every trigger against every event, the platform derives the few patterns
 an event name could match and looks those up in an index of trigger names.

@@ -1,4 +1,4 @@
-"""Reading a function's flow-control options, with Weir's bounds (weir-semantics.md)."""
+"""Reading a function's flow-control options, with Weir's bounds (docs/semantics.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Admission: which functions an event starts, and whether, when and how each run starts.
 
-Per (event, function), in the order of DESIGN.md: batching -> idempotency -> rate limit ->
+Per (event, function), in the order of docs/semantics.md: batching -> idempotency -> rate limit ->
 debounce -> singleton -> create the run with its keys (concurrency, throttle, priority) ->
 cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 `weir.platform.gates`; this module only loads and stores their state around it.

@@ -1,4 +1,4 @@
-"""Flow-control gates around run creation, in DESIGN.md's order. Each gate here loads its
+"""Flow-control gates around run creation, in docs/semantics.md order. Each gate loads its
 state from the store, asks the pure algorithm in `weir.platform.gates`, and stores the answer.
 
 A pre-run gate returns True to let the candidate go on, False when it took the event (skipped,

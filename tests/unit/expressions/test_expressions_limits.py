@@ -3,7 +3,7 @@
 Everything here runs in this process. That is safe only because validation rejects the
 expressions known to crash the Rust evaluator before it sees them (the `cel_must_not_compile`
 fixture proves it); those that pass validation were probed in child processes first
-(docs/building-blocks.md §1d).
+(docs/architecture.md, Expressions).
 """
 
 from __future__ import annotations

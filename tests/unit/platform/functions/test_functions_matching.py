@@ -1,4 +1,4 @@
-"""Candidate trigger patterns for an incoming event name (semantics.md §2)."""
+"""Candidate trigger patterns for an incoming event name (docs/semantics.md, Triggers)."""
 
 import pytest
 from weir.platform.functions.matching import is_valid_trigger_pattern, trigger_patterns

@@ -13,7 +13,7 @@ from weir.platform.functions import Throttle
 
 
 def model_starts(arrivals: list[int], period: int, limit: int, burst: int) -> list[int]:
-    """The GCRA rule of weir-semantics.md in exact fractions: slot = max(t, TAT − τ)."""
+    """The GCRA rule of docs/semantics.md in exact fractions: slot = max(t, TAT − τ)."""
     interval, tat = Fraction(period, limit), None
     starts = []
     for t in arrivals:
