@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._event import Event
+from ._logs import ReplayLogger
 from ._steps import Step, StepSync
 
 
@@ -17,6 +18,8 @@ class _RunInfo:
     max_attempts: int | None = None
     job_id: str | None = None
     request_id: str | None = None
+    # Logs only when the code runs for the first time, not while it replays memoized steps.
+    logger: ReplayLogger = field(default_factory=lambda: ReplayLogger(lambda: False, {}))
 
 
 @dataclass(frozen=True)

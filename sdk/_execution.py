@@ -7,11 +7,12 @@ logic lives here, once, for both the async and the sync step API.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NoReturn
 
+from . import _jsoncheck
+from ._awaited import Calls
 from ._errors import CodedError
 from ._memo import unwrap
 from ._ops import (
@@ -71,7 +72,14 @@ class RunState:
         self.max_attempts = max_attempts
         self.group_depth = 0
         self.executing = False
+        self.calls = Calls()
         self._counts: dict[str, int] = {}
+        self._replayed: set[str] = set()
+
+    @property
+    def replaying(self) -> bool:
+        """True while the code has memoized steps ahead of it (and is not inside a step)."""
+        return not self.executing and len(self._replayed) < len(self.memos)
 
     def slot(self, user_id: str) -> StepSlot:
         if self.executing:
@@ -85,6 +93,7 @@ class RunState:
     def lookup(self, slot: StepSlot) -> tuple[bool, Any]:
         if slot.hashed not in self.memos:
             return False, None
+        self._replayed.add(slot.hashed)
         return True, unwrap(self.memos[slot.hashed])
 
     def report(self, user_id: str, build: Callable[[StepSlot], Op]) -> Any:
@@ -119,17 +128,19 @@ class RunState:
         raise Interrupt([op.with_op(STEP_PLANNED) if op.op == STEP_RUN else op])
 
     def ran(self, op: Op, result: Any) -> NoReturn:
-        try:
-            json.dumps(result)
-        except (TypeError, ValueError) as err:
-            message = f'"{op.slot.user_id}" returned unserializable data'
-            raise CodedError("output_unserializable", "OutputUnserializableError", message) from err
+        problem = _jsoncheck.problem(result)
+        if problem is not None:
+            message = f'"{op.slot.user_id}" returned unserializable data: {problem}'
+            raise CodedError("output_unserializable", "OutputUnserializableError", message)
         raise Interrupt([replace(op, data=result)])
 
-    def failed(self, op: Op, err: Exception) -> NoReturn:
+    @property
+    def last_attempt(self) -> bool:
         # Only with max_attempts can the SDK know this attempt was the last (§8.1).
-        last = self.max_attempts is not None and self.attempt + 1 >= self.max_attempts
-        kind = STEP_FAILED if last else STEP_ERROR
+        return self.max_attempts is not None and self.attempt + 1 >= self.max_attempts
+
+    def failed(self, op: Op, err: Exception) -> NoReturn:
+        kind = STEP_FAILED if self.last_attempt else STEP_ERROR
         raise Interrupt([replace(op, op=kind, error=error_object(err))])
 
     def nested(self, op: Op) -> NoReturn:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from . import _jsoncheck, _logs
+from ._awaited import NotAwaited
 from ._context import Context, ContextSync
 from ._durations import iso_utc
 from ._errors import CodedError, NonRetriableError, RetryAfterError, StepError
@@ -32,6 +33,7 @@ async def invoke(
     state = _state(request, target)
     try:
         output = await _call(fn, request, state, sender, headers)
+        state.calls.check()
         if target is not None:  # finishing here would report the run done by mistake
             message = f"the targeted step {target} was not reached"
             raise CodedError("step_unexpected", "StepUnexpectedError", message)
@@ -41,8 +43,22 @@ async def invoke(
         return json_response(206, ops, NO_RETRY if interrupt.no_retry else None)
     except Skip as skip:
         return _coded(unexpected(skip.display_name))
+    except NotAwaited as missing:
+        return _not_awaited(fn, missing)
     except Exception as err:
+        _logs.function_failed(fn.slug, err)
         return failure(err)
+    finally:
+        state.calls.close()
+
+
+def _not_awaited(fn: Compiled, missing: NotAwaited) -> HttpResponse:
+    error = missing.error()
+    _logs.log.error("function %s: %s", fn.slug, error.message)
+    # The same code would skip the same step again: retrying cannot help.
+    return json_response(
+        500, {"code": error.code, "message": error.message, "name": error.name}, NO_RETRY
+    )
 
 
 def _state(request: InvocationRequest, target: str | None) -> RunState:
@@ -71,6 +87,9 @@ async def _call(
         "max_attempts": request.ctx.max_attempts,
         "job_id": headers.get("x-inngest-job-id"),
         "request_id": headers.get("x-request-id"),
+        "logger": _logs.ReplayLogger(
+            lambda: state.replaying, {"run_id": request.ctx.run_id, "function": fn.slug}
+        ),
     }
     if fn.is_async:
         return await fn.handler(Context(**info, step=Step(state, sender.send)))
@@ -80,10 +99,9 @@ async def _call(
 
 
 def _completed(output: Any) -> HttpResponse:
-    try:
-        json.dumps(output)
-    except (TypeError, ValueError):
-        message = "the function returned unserializable data"
+    problem = _jsoncheck.problem(output, "the return value")
+    if problem is not None:
+        message = f"the function returned unserializable data: {problem}"
         return _coded(CodedError("output_unserializable", "OutputUnserializableError", message))
     return json_response(200, output)
 

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NoReturn, TypeVar, overload
 
+from . import _logs
 from ._durations import Duration
 from ._errors import NonRetriableError, RetryAfterError, StepError
 from ._event import Event
@@ -27,6 +28,7 @@ def _step_failed(state: RunState, op: Op, err: BaseException) -> NoReturn:
         state.nested(op)
     if isinstance(err, NonRetriableError | RetryAfterError) or not isinstance(err, Exception):
         raise err  # these fail the whole request (§8.2), never a StepError op
+    _logs.step_failed(op.slot.user_id, err, attempt=state.attempt, last=state.last_attempt)
     state.failed(op, err)
 
 
@@ -47,12 +49,17 @@ class Step:
         self._state = state
         self._send = send
 
+    # Each method returns the awaitable of its step, tracked so that a call left without
+    # `await` fails the request naming the step (see _awaited.py) instead of being skipped.
     @overload
-    async def run(self, step_id: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T: ...
+    def run(self, step_id: str, fn: Callable[..., Awaitable[T]], *args: Any) -> Awaitable[T]: ...
     @overload
-    async def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> T: ...
-    async def run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+    def run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> Awaitable[Any]:
         """Run `fn(*args)` once; later replays return its memoized (JSON) result."""
+        return self._state.calls.track(step_id, self._run(step_id, fn, *args))
+
+    async def _run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> Any:
         op, memo = self._state.begin_run(step_id)
         if op is None:
             return memo
@@ -67,37 +74,50 @@ class Step:
             self._state.executing = False
         return self._state.ran(op, result)
 
-    async def sleep(self, step_id: str, duration: Duration) -> None:
-        self._state.report(step_id, sleep_op(duration))
+    def sleep(self, step_id: str, duration: Duration) -> Awaitable[None]:
+        async def step() -> None:
+            self._state.report(step_id, sleep_op(duration))
 
-    async def sleep_until(self, step_id: str, until: datetime) -> None:
-        self._state.report(step_id, sleep_until_op(until))
+        return self._state.calls.track(step_id, step())
 
-    async def wait_for_event(
+    def sleep_until(self, step_id: str, until: datetime) -> Awaitable[None]:
+        async def step() -> None:
+            self._state.report(step_id, sleep_until_op(until))
+
+        return self._state.calls.track(step_id, step())
+
+    def wait_for_event(
         self,
         step_id: str,
         *,
         event: str,
-        timeout: Duration,  # noqa: ASYNC109  # a durable wait's bound, not an asyncio timeout
+        timeout: Duration,
         if_exp: str | None = None,
-    ) -> Event | None:
+    ) -> Awaitable[Event | None]:
         """Wait for `event` (with `async` in `if_exp` = the candidate); None on timeout."""
-        return as_event(self._state.report(step_id, wait_op(event, if_exp, timeout)))
 
-    async def invoke(
+        async def step() -> Event | None:
+            return as_event(self._state.report(step_id, wait_op(event, if_exp, timeout)))
+
+        return self._state.calls.track(step_id, step())
+
+    def invoke(
         self,
         step_id: str,
         *,
         function: Function | str,
         data: Mapping[str, Any] | None = None,
-        timeout: Duration | None = None,  # noqa: ASYNC109  # durable, server-side bound
-    ) -> Any:
+        timeout: Duration | None = None,
+    ) -> Awaitable[Any]:
         """Run another function (a Function or its slug) and return its result."""
-        return self._state.report(step_id, invoke_op(function, data, timeout))
 
-    async def send_event(self, step_id: str, events: Event | Sequence[Event]) -> list[str]:
-        ids: list[str] = await self.run(step_id, self._send, event_list(events))
-        return ids
+        async def step() -> Any:
+            return self._state.report(step_id, invoke_op(function, data, timeout))
+
+        return self._state.calls.track(step_id, step())
+
+    def send_event(self, step_id: str, events: Event | Sequence[Event]) -> Awaitable[list[str]]:
+        return self.run(step_id, self._send, event_list(events))
 
     async def parallel(self, callables: Sequence[Callable[[], Awaitable[T]]]) -> tuple[T, ...]:
         """Run every callable's steps in parallel; returns all results in order."""

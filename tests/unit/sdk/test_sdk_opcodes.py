@@ -28,7 +28,6 @@ EXACT = [
     "function_complete",
     "function_error",
     "function_returns_none",
-    "unserializable_output",
     "echo_event_roundtrip",
 ]
 RETRY_HEADERS = ("x-inngest-no-retry", "retry-after")
