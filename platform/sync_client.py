@@ -3,7 +3,7 @@
 import json
 
 from weir.platform import app_hosts
-from weir.platform.executor import signing
+from weir.platform.executor import app_errors, signing
 from weir.platform.executor.http import AppClient, TransportError
 from weir.platform.settings import Settings
 
@@ -22,7 +22,9 @@ async def request_sync(client: AppClient, url: str, settings: Settings) -> str |
     try:
         raw = await client.request("PUT", url, body, headers)
     except TransportError as exc:
-        return f"could not reach {url}: {exc}"
+        return app_errors.unreachable(url, exc)
+    if raw.status >= 300 and "x-inngest-sdk" not in raw.headers:
+        return app_errors.not_an_sdk(url, raw.status, raw.headers.get("content-type", ""), raw.body)
     return _sync_error(raw.status, raw.body)
 
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar
 import rfc8785
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
-from weir.platform.executor import limits, signing, trust
+from weir.platform.executor import app_errors, limits, signing, trust
 from weir.platform.executor.http import AppClient, TransportError
 from weir.platform.executor.request import CallState, build_body, step_url
 from weir.platform.executor.response import AttemptFailed, Outcome, RawResponse, classify, failed
@@ -99,8 +99,8 @@ class Driver:
                 "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
             )
         except TransportError as exc:
-            return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
-        return self._judge(raw, state)
+            return failed("ConnectionError", app_errors.unreachable(fn.url, exc))
+        return app_errors.non_sdk_failure(fn.url, raw) or self._judge(raw, state)
 
     def _judge(self, raw: RawResponse, state: CallState) -> Outcome:
         """The answer as an outcome: only if signed (start mode), and within the size limits."""
