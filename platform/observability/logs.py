@@ -63,8 +63,14 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
+        stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
         tail = "".join(f" {key}={value}" for key, value in pairs.items())
-        return super().format(record) + tail
+        line = super().format(record) + tail
+        return f"{line}\n{_indented(stack)}" if stack else line
+
+
+def _indented(text: object) -> str:
+    return "\n".join("    " + line for line in str(text).splitlines())
 
 
 def handler(json_lines: bool, stream: Any = None) -> logging.Handler:

@@ -16,6 +16,7 @@ from weir.platform.executor.response import (
 from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
+from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime import invoke, waits
 from weir.platform.runtime.runs import (
@@ -137,7 +138,7 @@ def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, 
             run_id=run_id,
             function_id=item.function_id,
             step_id=item.step_id,
-            fields={"attempt": item.attempt + 1, "at": at, "error": error.get("message", "")},
+            fields={"attempt": item.attempt + 1, "at": at, **error_fields(error)},
         )
     )
     records.update_run(

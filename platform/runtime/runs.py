@@ -10,6 +10,7 @@ from typing import Any
 
 from weir.platform.ids import new_id
 from weir.platform.observability import notes
+from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
@@ -221,7 +222,7 @@ def finish_run(
     }
     records.update_run(tx.conn, run_id, **{**(changes or {}), **ended})
     q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
-    said = {"status": status, **({"error": error.get("message", "")} if error else {})}
+    said = {"status": status, **error_fields(error)}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
     records.delete_run_waits(tx.conn, run_id)
     from weir.platform.runtime import finish_hooks
