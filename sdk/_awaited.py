@@ -8,11 +8,12 @@ until it is awaited, and the request fails instead, naming the step.
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from ._errors import CodedError
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)  # a StepCall[str] is a StepCall[object], as coroutines are
 
 
 class NotAwaited(BaseException):
@@ -30,17 +31,27 @@ class NotAwaited(BaseException):
         return CodedError("step_not_awaited", "StepNotAwaitedError", message)
 
 
-class StepCall(Generic[T]):
-    """What an async step method returns: its coroutine, which knows when it is awaited."""
+class StepCall(Coroutine[Any, Any, T_co]):
+    """What an async step method returns: its coroutine, which knows when it is awaited.
 
-    def __init__(self, coro: Coroutine[Any, Any, T], calls: Calls, step_id: object) -> None:
+    A Coroutine itself, so asyncio.create_task and gather take it as they took the plain one.
+    """
+
+    def __init__(self, coro: Coroutine[Any, Any, T_co], calls: Calls, step_id: object) -> None:
         self._coro = coro
         self._calls = calls
         self.step_id = str(step_id)
 
-    def __await__(self) -> Generator[Any, None, T]:
+    def __await__(self) -> Generator[Any, None, T_co]:
         self._calls.awaited(self)
         return (yield from self._coro.__await__())
+
+    def send(self, value: Any) -> Any:
+        self._calls.awaited(self)  # a Task drives the coroutine by send(), never by await
+        return self._coro.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._coro.throw(*args)
 
     def close(self) -> None:
         self._coro.close()  # no "coroutine was never awaited" warning on top of our error

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, NoReturn, TypeVar, overload
 
 from . import _logs
+from ._awaited import StepCall
 from ._durations import Duration
 from ._errors import NonRetriableError, RetryAfterError, StepError
 from ._event import Event
@@ -52,10 +53,10 @@ class Step:
     # Each method returns the awaitable of its step, tracked so that a call left without
     # `await` fails the request naming the step (see _awaited.py) instead of being skipped.
     @overload
-    def run(self, step_id: str, fn: Callable[..., Awaitable[T]], *args: Any) -> Awaitable[T]: ...
+    def run(self, step_id: str, fn: Callable[..., Awaitable[T]], *args: Any) -> StepCall[T]: ...
     @overload
-    def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
-    def run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> Awaitable[Any]:
+    def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> StepCall[T]: ...
+    def run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> StepCall[Any]:
         """Run `fn(*args)` once; later replays return its memoized (JSON) result."""
         return self._state.calls.track(step_id, self._run(step_id, fn, *args))
 
@@ -74,13 +75,13 @@ class Step:
             self._state.executing = False
         return self._state.ran(op, result)
 
-    def sleep(self, step_id: str, duration: Duration) -> Awaitable[None]:
+    def sleep(self, step_id: str, duration: Duration) -> StepCall[None]:
         async def step() -> None:
             self._state.report(step_id, sleep_op(duration))
 
         return self._state.calls.track(step_id, step())
 
-    def sleep_until(self, step_id: str, until: datetime) -> Awaitable[None]:
+    def sleep_until(self, step_id: str, until: datetime) -> StepCall[None]:
         async def step() -> None:
             self._state.report(step_id, sleep_until_op(until))
 
@@ -93,7 +94,7 @@ class Step:
         event: str,
         timeout: Duration,
         if_exp: str | None = None,
-    ) -> Awaitable[Event | None]:
+    ) -> StepCall[Event | None]:
         """Wait for `event` (with `async` in `if_exp` = the candidate); None on timeout."""
 
         async def step() -> Event | None:
@@ -108,7 +109,7 @@ class Step:
         function: Function | str,
         data: Mapping[str, Any] | None = None,
         timeout: Duration | None = None,
-    ) -> Awaitable[Any]:
+    ) -> StepCall[Any]:
         """Run another function (a Function or its slug) and return its result."""
 
         async def step() -> Any:
@@ -116,7 +117,7 @@ class Step:
 
         return self._state.calls.track(step_id, step())
 
-    def send_event(self, step_id: str, events: Event | Sequence[Event]) -> Awaitable[list[str]]:
+    def send_event(self, step_id: str, events: Event | Sequence[Event]) -> StepCall[list[str]]:
         return self.run(step_id, self._send, event_list(events))
 
     async def parallel(self, callables: Sequence[Callable[[], Awaitable[T]]]) -> tuple[T, ...]:

@@ -4,6 +4,7 @@ that is not JSON (named with its type), a step's traceback in the app's log, and
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import logging
@@ -41,6 +42,12 @@ async def forgets_await_then_steps(ctx: Context) -> int:
 async def awaits_later(ctx: Context) -> int:
     call = ctx.step.run("a", lambda: 1)
     return await call
+
+
+@weir.function("uses-asyncio", event="d/asyncio")
+async def uses_asyncio(ctx: Context) -> int:
+    [a] = await asyncio.gather(ctx.step.run("a", lambda: 1))
+    return await asyncio.create_task(ctx.step.run("b", lambda: a + 1))
 
 
 @weir.function("returns-datetime", event="d/dt")
@@ -128,6 +135,14 @@ async def test_awaiting_a_step_later_is_fine() -> None:
     response = await call("awaits-later")
     assert response.status_code == 206
     assert response.json()[0]["op"] == "StepRun"
+
+
+async def test_steps_still_work_with_gather_and_create_task() -> None:
+    first = await call("uses-asyncio")
+    assert first.status_code == 206 and first.json()[0]["displayName"] == "a"
+    second = await call("uses-asyncio", memo("a", 1))
+    assert second.status_code == 206 and second.json()[0]["data"] == 2
+    assert (await call("uses-asyncio", memo("a", 1) | memo("b", 2))).json() == 2
 
 
 async def test_a_non_json_step_result_names_the_step_the_place_and_the_type() -> None:
