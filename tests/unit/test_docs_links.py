@@ -77,3 +77,11 @@ def test_slugs_follow_github() -> None:
     assert slug("`weir dev` and `weir start`") == "weir-dev-and-weir-start"
     assert slug("12. Signatures and keys") == "12-signatures-and-keys"
     assert slug("`Context`, `ContextSync`") == "context-contextsync"
+
+
+def test_every_public_sdk_name_is_documented() -> None:
+    import weir.sdk
+
+    reference = (ROOT / "docs" / "sdk.md").read_text()
+    missing = [name for name in weir.sdk.__all__ if f"`{name}" not in reference]
+    assert missing == []
