@@ -2,7 +2,6 @@
 and the error names the event (by index) and what was wrong, so nothing is half-stored."""
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +14,6 @@ MAX_NAME = 512
 TS_MIN = 315_532_800_000  # 1980-01-01T00:00:00Z
 TS_MAX = 4_102_444_800_000  # 2100-01-01T00:00:00Z
 RESERVED_PREFIX = "inngest/"
-# C0/C1 controls and line separators: NUL cannot be stored in PostgreSQL text, and a newline
-# in a name could forge a line of a text log.
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class EventError(ValueError):
@@ -85,7 +81,7 @@ def _check_values(item: dict[str, Any], where: str) -> None:
 
 
 def _no_controls(text: str, where: str, field: str) -> None:
-    found = CONTROL.search(text)
+    found = jsonvalues.control_char(text)
     if found:
         raise EventError(
             f"{where}: '{field}' holds the control character {found.group()!r} at position "

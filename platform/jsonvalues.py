@@ -17,6 +17,9 @@ ALLOWED_NUMBERS = (
     "JSON numbers must be finite, and integers within ±(2^53-1) = ±9007199254740991 so that "
     "every SDK reads them back exactly; send larger or exact values as strings"
 )
+# C0/C1 controls and line separators: NUL cannot be stored in PostgreSQL text, and a newline
+# in a name could forge a line of a text log.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]{0,39}")
 
 
@@ -27,6 +30,11 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
     except RecursionError:
         raise ValueError(f"the JSON is nested too deeply; at most {MAX_DEPTH} levels") from None
+
+
+def control_char(text: str) -> re.Match[str] | None:
+    """The first control character in `text` (names and ids must be printable), if any."""
+    return CONTROL.search(text)
 
 
 def problem(value: Any, root: str = "") -> str | None:

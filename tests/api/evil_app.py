@@ -5,6 +5,7 @@ with broken JSON, unknown ops, oversized data, a reset connection, a body that n
 
 import asyncio
 import contextlib
+import functools
 import json
 import socket
 import struct
@@ -123,6 +124,37 @@ async def wrong_key(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp"
     await answer(w, 200, {"ok": True}, key="signkey-test-" + "00" * 32)
 
 
+def op(kind: str, step_id: str, name: str = "", **opts: Any) -> dict[str, Any]:
+    return {"op": kind, "id": step_id, "name": name, "displayName": name, "opts": opts}
+
+
+# Ops whose JSON is fine but whose fields cannot be acted on (each once raised in the
+# scheduler, and the call came back at every lease).
+BAD_OPS: dict[str, dict[str, Any]] = {
+    "bad_sleep_duration": op("Sleep", "s", "nap", duration="forever"),
+    "bad_sleep_time": op("Sleep", "s", "20000-01-01T00:00:00Z"),
+    "huge_sleep": op("Sleep", "s", "nap", duration="9" * 60 + "w"),
+    "bad_wait_timeout": op("WaitForEvent", "w", "evil/later", timeout="1 fortnight"),
+    "bad_wait_if": op("WaitForEvent", "w", "evil/later", timeout="1h", **{"if": "event.data =="}),
+    "bad_wait_event": op("WaitForEvent", "w", "evil/\nforged line", timeout="1h"),
+    "invoke_list_payload": op("InvokeFunction", "i", "call", function_id="evil-good", payload=[1]),
+    "invoke_text_data": op(
+        "InvokeFunction", "i", "call", function_id="evil-good", payload={"data": "x"}
+    ),
+    "invoke_bad_timeout": op("InvokeFunction", "i", "call", function_id="evil-good", timeout=5),
+    "long_step_id": step_run("x" * 65, 1),
+    "nul_step_name": step_run("n", 1) | {"displayName": "a\x00b"},
+}
+
+
+async def bad_op(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp", mode: str) -> None:
+    await answer(w, 206, [BAD_OPS[mode]])
+
+
+async def output_1e400(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, None, raw=b'{"total": 1e400}')
+
+
 MODES: dict[str, Handler] = {
     f.__name__: f
     for f in (
@@ -140,8 +172,9 @@ MODES: dict[str, Handler] = {
         good,
         unsigned,
         wrong_key,
+        output_1e400,
     )
-}
+} | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}
 
 
 class EvilApp:

@@ -151,9 +151,40 @@ def test_a_response_that_never_ends_times_out(weir: Weir) -> None:
 
 def test_numbers_that_cannot_be_sent_back_fail_the_run_instead_of_looping(weir: Weir) -> None:
     weir.sync("huge_int", retries=3)
-    message = failed_with(weir.run_of("huge_int"), "InvalidRunState")
-    assert "2^53" in message
+    message = failed_with(weir.run_of("huge_int"), "InvalidOp")
+    assert "'n': data is 1152921504606846976" in message and "±(2^53-1)" in message
     assert weir.evil.calls["huge_int"] == 1  # not retried: it would fail the same way
+
+
+def test_an_output_of_1e400_fails_the_run_and_the_run_stays_readable(weir: Weir) -> None:
+    weir.sync("output_1e400", retries=2)
+    run = weir.run_of("output_1e400")  # reads /v1/runs/{id}: once a 500, forever
+    message = failed_with(run, "InvalidOutput")
+    assert "output.total is Infinity" in message and "finite" in message
+    assert weir.evil.calls["output_1e400"] == 1
+
+
+BAD_OP_ERRORS = {
+    "bad_sleep_duration": "'opts.duration': 'forever' is not a duration",
+    "bad_sleep_time": "'name' must be the ISO-8601 time to wake at",
+    "huge_sleep": "longer than 100 years",
+    "bad_wait_timeout": "'opts.timeout': '1 fortnight' is not a duration",
+    "bad_wait_if": "'opts.if' is not a valid expression",
+    "bad_wait_event": "must be at most 512 printable characters",
+    "invoke_list_payload": "'opts.payload' must be an object",
+    "invoke_text_data": "'opts.payload.data' must be an object",
+    "invoke_bad_timeout": "'opts.timeout': a duration must be a string",
+    "long_step_id": "must be at most 64 printable characters",
+    "nul_step_name": "'displayName' holds a NUL character",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(BAD_OP_ERRORS))
+def test_an_op_with_a_field_weir_cannot_act_on_fails_the_run_once(weir: Weir, mode: str) -> None:
+    weir.sync(mode, retries=2)
+    message = failed_with(weir.run_of(mode, timeout=15), "InvalidOp")
+    assert BAD_OP_ERRORS[mode] in message, message
+    assert weir.evil.calls[mode] == 1  # neither retried nor looping at every lease
 
 
 # -- limits ------------------------------------------------------------------------------------
