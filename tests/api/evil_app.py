@@ -155,6 +155,13 @@ async def output_1e400(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilA
     await answer(w, 200, None, raw=b'{"total": 1e400}')
 
 
+async def unicode_digit_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    # "²".isdigit() is True but int("²") raises: the check once crashed the scheduler
+    body = b'{"ok": true}'
+    w.write(head(200, len(body), {"x-inngest-signature": "t=\u00b2\u0661&s=00"}) + body)
+    await w.drain()
+
+
 MODES: dict[str, Handler] = {
     f.__name__: f
     for f in (
@@ -173,6 +180,7 @@ MODES: dict[str, Handler] = {
         unsigned,
         wrong_key,
         output_1e400,
+        unicode_digit_t,
     )
 } | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}
 
