@@ -155,6 +155,10 @@ async def output_1e400(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilA
     await answer(w, 200, None, raw=b'{"total": 1e400}')
 
 
+async def deep_json(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, None, raw=b"[" * 100_000 + b"]" * 100_000)
+
+
 async def unicode_digit_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
     # "²".isdigit() is True but int("²") raises: the check once crashed the scheduler
     body = b'{"ok": true}'
@@ -181,6 +185,7 @@ MODES: dict[str, Handler] = {
         wrong_key,
         output_1e400,
         unicode_digit_t,
+        deep_json,
     )
 } | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}
 

@@ -2,6 +2,7 @@
 what was wrong; the platform stays up and other runs complete. Weir runs in-process
 (TestClient); the apps are the raw loopback server of evil_app.py."""
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from weir.platform.app import create_app
+from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
+from weir.platform.sync_client import request_sync
 
 from tests.api.evil_app import EvilApp
 
@@ -185,6 +188,20 @@ def test_an_op_with_a_field_weir_cannot_act_on_fails_the_run_once(weir: Weir, mo
     message = failed_with(weir.run_of(mode, timeout=15), "InvalidOp")
     assert BAD_OP_ERRORS[mode] in message, message
     assert weir.evil.calls[mode] == 1  # neither retried nor looping at every lease
+
+
+def test_a_deeply_nested_answer_to_a_sync_request_is_an_error_not_a_crash(weir: Weir) -> None:
+    settings = weir.client.app.state.platform.settings  # type: ignore[attr-defined]
+
+    async def sync() -> str | None:
+        client = AppClient(timeout_s=5.0)
+        try:
+            return await request_sync(client, weir.evil.url("deep_json"), settings)
+        finally:
+            await client.close()
+
+    assert asyncio.run(sync()) is None  # not JSON Weir can read: no error passed through
+    assert weir.evil.calls["deep_json"] == 1
 
 
 # -- limits ------------------------------------------------------------------------------------
