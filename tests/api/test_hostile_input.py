@@ -3,6 +3,7 @@ problem is and what is allowed, never a 500, and nothing stored that could not b
 
 import json
 import sqlite3
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -121,3 +122,31 @@ def test_a_ts_that_is_no_finite_number_gets_the_ts_message(client: TestClient, t
     resp = client.post("/e/key", content=b'{"name": "t/ts", "ts": ' + ts + b"}")
     assert resp.status_code == 400, resp.text
     assert "'ts'" in resp.json()["error"] and "Unix milliseconds" in resp.json()["error"]
+
+
+def _with_url(url: str) -> dict[str, Any]:
+    fn = function("a")
+    fn["steps"]["step"]["runtime"]["url"] = url
+    return sync_body(fn)
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (sync_body(function("a") | {"name": "a\x00b"}), "'name': holds the control character"),
+        (sync_body(function("a", event="t/\nx")), "'triggers[0].event': holds the control"),
+        (sync_body(function("a")) | {"appname": "a\x00"}, "'appName': holds the control"),
+        (sync_body(function("a") | {"id": "x" * 256}), "'id': must be at most 255 characters"),
+        (sync_body(function("a") | {"name": "x" * 256}), "'name': must be at most 255"),
+        (sync_body(function("a")) | {"sdk": "s" * 65}, "'sdk': must be at most 64 characters"),
+        (_with_url("http://[::1/x"), "'steps.step.runtime.url': must be an http"),
+        (_with_url("http://127.0.0.1:1/a\x00b"), "'steps.step.runtime.url': must be an http"),
+    ],
+)
+def test_sync_text_the_store_cannot_keep_is_a_400_naming_the_option(
+    client: TestClient, body: dict[str, Any], fragment: str
+) -> None:
+    # each of these was stored on SQLite and a 500 on PostgreSQL (NUL, or over the column)
+    resp = client.post("/fn/register", json=body)
+    assert resp.status_code == 400, resp.text
+    assert fragment in resp.json()["error"]
