@@ -11,8 +11,10 @@ import math
 import re
 from typing import Any
 
+import orjson
+
 MAX_SAFE_INTEGER = 2**53 - 1
-MAX_DEPTH = 254  # as deep as orjson (used to store events) goes
+MAX_DEPTH = 254  # as deep as orjson goes (it stores events, and checks depth below)
 ALLOWED_NUMBERS = (
     "JSON numbers must be finite, and integers within ±(2^53-1) = ±9007199254740991 so that "
     "every SDK reads them back exactly; send larger or exact values as strings"
@@ -23,11 +25,21 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]{0,39}")
 
 
+class _NonFinite(float):
+    """NaN, ±Infinity or a literal too large for a double (1e400), as `loads` parses them:
+    orjson encodes no float subclass, so `problem`'s quick check cannot pass one by."""
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(value)
+
+
 def loads(data: bytes | str) -> Any:
     """Parsed JSON; ValueError (never RecursionError) if it is not JSON or nested too deep.
-    NaN, Infinity and 1e400 parse (as floats) so that `problem` can name where they are."""
+    NaN, Infinity and 1e400 parse (marked) so that `problem` can name where they are."""
     try:
-        return json.loads(data)
+        return json.loads(data, parse_float=_float, parse_constant=_NonFinite)
     except RecursionError:
         raise ValueError(f"the JSON is nested too deeply; at most {MAX_DEPTH} levels") from None
 
@@ -38,14 +50,22 @@ def control_char(text: str) -> re.Match[str] | None:
 
 
 def problem(value: Any, root: str = "") -> str | None:
-    """The first part of `value` that cannot be kept, named by its JSON path under `root`
-    (e.g. "data.amount"), saying what is allowed; None if all of it can."""
+    """The first part of `value` (parsed by `loads`) that cannot be kept, named by its JSON
+    path under `root` (e.g. "data.amount") and saying what is allowed; None if all can."""
+    try:  # in C, and ten times faster than the walk: depth, integers, text, marked floats
+        orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
+        return None
+    except orjson.JSONEncodeError:
+        return _walk(value, root)
+
+
+def _walk(value: Any, root: str) -> str | None:
     stack: list[tuple[Any, str, int]] = [(value, root, 0)]
     while stack:
         item, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth >= MAX_DEPTH and isinstance(item, dict | list):  # the 255th container
             return f"{_where(path)} is nested deeper than {MAX_DEPTH} levels, the most allowed"
-        found = _scalar_problem(item)
+        found = _scalar_problem(item) or _key_problem(item)
         if found:
             return f"{_where(path)} {found}"
         stack.extend(reversed(list(_children(item, path, depth + 1))))  # document order
@@ -58,6 +78,13 @@ def _children(item: Any, path: str, depth: int) -> Any:
     if isinstance(item, list):
         return ((v, f"{path}[{i}]", depth) for i, v in enumerate(item))
     return ()
+
+
+def _key_problem(item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return None
+    bad = next((k for k in item if isinstance(k, str) and _lone_surrogate(k)), None)
+    return None if bad is None else "has a key holding a lone UTF-16 surrogate (\\ud800-\\udfff)"
 
 
 def _scalar_problem(item: Any) -> str | None:
