@@ -161,8 +161,21 @@ async def deep_json(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp"
 
 async def unicode_digit_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
     # "²".isdigit() is True but int("²") raises: the check once crashed the scheduler
+    await _signed_as(w, "t=\u00b2\u0661&s=00")
+
+
+async def unicode_s(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    # hmac.compare_digest raises TypeError on non-ASCII text
+    await _signed_as(w, f"t={int(time.time())}&s=\u00e9\u00e9")
+
+
+async def long_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await _signed_as(w, "t=" + "9" * 5000 + "&s=00")  # int() refuses past 4300 digits
+
+
+async def _signed_as(w: asyncio.StreamWriter, signature: str) -> None:
     body = b'{"ok": true}'
-    w.write(head(200, len(body), {"x-inngest-signature": "t=\u00b2\u0661&s=00"}) + body)
+    w.write(head(200, len(body), {"x-inngest-signature": signature}) + body)
     await w.drain()
 
 
@@ -185,6 +198,8 @@ MODES: dict[str, Handler] = {
         wrong_key,
         output_1e400,
         unicode_digit_t,
+        unicode_s,
+        long_t,
         deep_json,
     )
 } | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}

@@ -264,11 +264,14 @@ def test_start_mode_refuses_unsigned_or_wrongly_signed_answers(
     assert why in message and "cloud mode" in message
 
 
-def test_a_signature_time_in_unicode_digits_is_refused_once(signed_weir: Weir) -> None:
-    signed_weir.sync("unicode_digit_t")
-    message = failed_with(signed_weir.run_of("unicode_digit_t", timeout=15), "InvalidSignature")
+@pytest.mark.parametrize("mode", ["unicode_digit_t", "unicode_s", "long_t"])
+def test_a_signature_in_unicode_or_absurdly_long_is_refused_once(
+    signed_weir: Weir, mode: str
+) -> None:
+    signed_weir.sync(mode)
+    message = failed_with(signed_weir.run_of(mode, timeout=15), "InvalidSignature")
     assert "no key matches" in message
-    assert signed_weir.evil.calls["unicode_digit_t"] == 1
+    assert signed_weir.evil.calls[mode] == 1
 
 
 def test_dev_mode_does_not_ask_for_signatures(weir: Weir) -> None:
