@@ -72,8 +72,8 @@ def _wait(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
     condition = opts.get("if")
     if condition is None:
         return
-    if not isinstance(condition, str):
-        raise OpError(f"{where}: 'opts.if' must be a CEL expression string or null")
+    if not isinstance(condition, str) or "\x00" in condition:  # NUL: not storable text
+        raise OpError(f"{where}: 'opts.if' must be a CEL expression string (no NUL) or null")
     problems = check_expression(condition, WAIT_VARIABLES)
     if problems:
         raise OpError(f"{where}: 'opts.if' is not a valid expression: {'; '.join(problems)}")

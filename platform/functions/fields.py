@@ -121,8 +121,10 @@ def read_expression(issues: Issues, value: Any, path: str, variables: Sequence[s
 
 
 def check_expression(issues: Issues, source: str, path: str, variables: Sequence[str]) -> bool:
-    """Record why `source` does not compile; True when it does."""
+    """Record why `source` does not compile (or cannot be stored); True when it does."""
     found = expression_problems(source, variables)
+    if "\x00" in source:  # even inside a CEL string: PostgreSQL text cannot hold a NUL
+        found = [*found, "it holds a NUL character, which cannot be stored; write '\\x00'"]
     names = ", ".join(variables)
     for message in found:
         issues.add(path, f"invalid expression {source!r} (variables: {names}): {message}")

@@ -136,6 +136,7 @@ BAD_OPS: dict[str, dict[str, Any]] = {
     "huge_sleep": op("Sleep", "s", "nap", duration="9" * 60 + "w"),
     "bad_wait_timeout": op("WaitForEvent", "w", "evil/later", timeout="1 fortnight"),
     "bad_wait_if": op("WaitForEvent", "w", "evil/later", timeout="1h", **{"if": "event.data =="}),
+    "wait_if_nul": op("WaitForEvent", "w", "evil/later", **{"if": "event.data.x == '\x00'"}),
     "bad_wait_event": op("WaitForEvent", "w", "evil/\nforged line", timeout="1h"),
     "invoke_list_payload": op("InvokeFunction", "i", "call", function_id="evil-good", payload=[1]),
     "invoke_text_data": op(

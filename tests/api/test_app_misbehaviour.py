@@ -174,6 +174,7 @@ BAD_OP_ERRORS = {
     "bad_wait_timeout": "'opts.timeout': '1 fortnight' is not a duration",
     "bad_wait_if": "'opts.if' is not a valid expression",
     "bad_wait_event": "must be at most 512 printable characters",
+    "wait_if_nul": "'opts.if' must be a CEL expression string (no NUL)",
     "invoke_list_payload": "'opts.payload' must be an object",
     "invoke_text_data": "'opts.payload.data' must be an object",
     "invoke_bad_timeout": "'opts.timeout': a duration must be a string",

@@ -150,3 +150,19 @@ def test_sync_text_the_store_cannot_keep_is_a_400_naming_the_option(
     resp = client.post("/fn/register", json=body)
     assert resp.status_code == 400, resp.text
     assert fragment in resp.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"cancel": [{"event": "t/stop", "if": "event.data.x == 'a\x00b'"}]},
+        {"triggers": [{"event": "t/e", "expression": "event.data.x == '\x00'"}]},
+    ],
+)
+def test_an_expression_holding_a_nul_is_refused_at_sync(
+    client: TestClient, options: dict[str, Any]
+) -> None:
+    # valid CEL, but on PostgreSQL every event for the function was then a 500
+    resp = client.post("/fn/register", json=sync_body(function("a") | options))
+    assert resp.status_code == 400, resp.text
+    assert "NUL character, which cannot be stored" in resp.json()["error"]
