@@ -1,10 +1,12 @@
 """Validate incoming events. A request is all or nothing: one bad event rejects it whole,
 and the error names the event (by index) and what was wrong, so nothing is half-stored."""
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from weir.platform import jsonvalues
 
 MAX_EVENTS = 5000
 MAX_EVENT_BYTES = 3 * 1024 * 1024
@@ -30,8 +32,8 @@ class IncomingEvent:
 
 def parse_body(body: bytes, now_ms: int, *, internal: bool = False) -> list[IncomingEvent]:
     try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        value = jsonvalues.loads(body)  # exact integers: out-of-range ones are named below
+    except ValueError as exc:
         raise EventError(
             f"the body is not valid JSON ({exc}); send an event object or an array of them"
         ) from exc
@@ -45,13 +47,15 @@ def validate_event(item: Any, index: int, now_ms: int, *, internal: bool = False
     where = f"event {index}"
     if not isinstance(item, dict):
         raise EventError(f"{where}: must be a JSON object with a 'name', got {type(item).__name__}")
+    ts = _ts(item.get("ts"), where, now_ms)  # before the general check: its message says more
+    _check_values(item, where)  # before the size: orjson cannot even measure what this refuses
     _check_size(item, where)
     name = _name(item.get("name"), where, internal)
     return IncomingEvent(
         name=name,
         data=_data(item.get("data"), where, internal),
         user_id=_optional_str(item.get("id"), where, "id"),
-        ts=_ts(item.get("ts"), where, now_ms),
+        ts=ts,
         user=_user(item.get("user"), where),
         v=_optional_str(item.get("v"), where, "v"),
     )
@@ -70,6 +74,21 @@ def _check_size(item: dict[str, Any], where: str) -> None:
         )
 
 
+def _check_values(item: dict[str, Any], where: str) -> None:
+    problem = jsonvalues.problem(item)
+    if problem:
+        raise EventError(f"{where}: {problem}")
+
+
+def _no_controls(text: str, where: str, field: str) -> None:
+    found = jsonvalues.control_char(text)
+    if found:
+        raise EventError(
+            f"{where}: '{field}' holds the control character {found.group()!r} at position "
+            f"{found.start()}; names and ids must be printable text (no NUL, newline or tab)"
+        )
+
+
 def _name(name: Any, where: str, internal: bool) -> str:
     if not isinstance(name, str) or not name.strip():
         raise EventError(f"{where}: 'name' must be a non-empty string, got {name!r}")
@@ -77,6 +96,7 @@ def _name(name: Any, where: str, internal: bool) -> str:
         raise EventError(
             f"{where}: 'name' is {len(name)} characters; at most {MAX_NAME} are allowed"
         )
+    _no_controls(name, where, "name")
     if not internal and name.lower().startswith(RESERVED_PREFIX):
         raise EventError(
             f"{where}: the name {name!r} is reserved; names starting with 'inngest/' are Weir's own"
@@ -99,7 +119,7 @@ def _ts(ts: Any, where: str, now_ms: int) -> int:
         raise EventError(f"{where}: 'ts' must be an integer of Unix milliseconds, got {ts!r}")
     if ts is None or ts == 0:
         return now_ms
-    if not isinstance(ts, int | float) or ts != int(ts):
+    if not isinstance(ts, int | float) or not math.isfinite(ts) or ts != int(ts):
         raise EventError(f"{where}: 'ts' must be an integer of Unix milliseconds, got {ts!r}")
     if not TS_MIN <= int(ts) < TS_MAX:
         raise EventError(
@@ -113,6 +133,7 @@ def _optional_str(value: Any, where: str, field: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise EventError(f"{where}: '{field}' must be a string, got {type(value).__name__}")
+    _no_controls(value, where, field)
     return value
 
 

@@ -31,7 +31,7 @@ async def request_sync(client: AppClient, url: str, settings: Settings) -> str |
 def _sync_error(status: int, body: bytes) -> str | None:
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # an app's answer may be nested past the parser
         value = None
     if status >= 300:
         return f"the app answered HTTP {status}: {body[:500].decode('utf-8', 'replace')}"

@@ -1,11 +1,10 @@
 """App sync: POST /fn/register (what the SDK sends after our PUT)."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
-from weir.platform import app_hosts
+from weir.platform import app_hosts, jsonvalues
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
@@ -21,11 +20,14 @@ MAX_REGISTER_BYTES = 16 * 1024 * 1024
 )
 async def register(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     try:
-        payload: Any = json.loads(await read_capped(request, MAX_REGISTER_BYTES, "sync body"))
+        payload: Any = jsonvalues.loads(await read_capped(request, MAX_REGISTER_BYTES, "sync body"))
     except BodyTooLarge as exc:
         return _error(str(exc), 413)
     except ValueError as exc:
         return _error(f"the sync body is not valid JSON: {exc}", 400)
+    unkeepable = jsonvalues.problem(payload)
+    if unkeepable:
+        return _error(f"the sync body cannot be kept: {unkeepable}", 400)
     hosts = app_hosts.sync_problems(payload, weir.settings.allowed_app_hosts)
     if hosts:
         return JSONResponse({"error": "; ".join(hosts), "problems": hosts}, 400)

@@ -5,6 +5,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from weir.platform import jsonvalues
+from weir.platform.executor.opchecks import OpError, check_op, wake_time
+
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 KNOWN_OPS = frozenset(
     {
@@ -87,16 +90,8 @@ def classify(raw: RawResponse, now_ms: int) -> Outcome:
 
 
 def _loads(data: bytes) -> Any:
-    """Strict JSON: NaN and Infinity are refused (they could never be sent back to the app
-    as canonical JSON), and nesting too deep for the parser is a ValueError, not a crash."""
-    try:
-        return json.loads(data, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    """JSON, or ValueError: nesting too deep for the parser is an error, not a crash."""
+    return jsonvalues.loads(data)
 
 
 def failed(name: str, message: str, *, status: int = 0, no_retry: bool = False) -> AttemptFailed:
@@ -105,9 +100,13 @@ def failed(name: str, message: str, *, status: int = 0, no_retry: bool = False) 
 
 def _completed(raw: RawResponse) -> Outcome:
     try:
-        return Completed(_loads(raw.body) if raw.body.strip() else None)
+        output = _loads(raw.body) if raw.body.strip() else None
     except ValueError:
         return failed("InvalidResponse", "the SDK answered 200 with a body that is not JSON")
+    unkeepable = jsonvalues.problem(output, "output")
+    if unkeepable:  # the same code would return the same value: no retry
+        return failed("InvalidOutput", f"the function's return value {unkeepable}", no_retry=True)
+    return Completed(output)
 
 
 def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:
@@ -115,6 +114,10 @@ def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:
         value = _loads(raw.body)
         items = value if isinstance(value, list) else [value]
         return Ops([_op(item) for item in items], no_retry, retry_after)
+    except OpError as exc:  # well-formed but unusable: asking again gets the same answer
+        return failed(
+            "InvalidOp", f"the SDK answered with an op Weir cannot apply: {exc}", no_retry=True
+        )
     except (ValueError, TypeError, KeyError) as exc:
         return failed("InvalidResponse", f"the SDK answered 206 with invalid step ops: {exc}")
 
@@ -124,6 +127,7 @@ def _op(item: Any) -> Op:
         raise ValueError(f"an op must be an object with a string 'op', got {item!r:.200}")
     if not isinstance(item.get("id"), str) or not item["id"]:
         raise ValueError(f"op {item['op']} has no string 'id'")
+    check_op(item)
     opts: dict[str, Any] = _typed(item.get("opts"), dict, {})
     error: dict[str, Any] | None = _typed(item.get("error"), dict, None)
     name: str = _typed(item.get("name"), str, "")
@@ -141,9 +145,10 @@ def _error_body(raw: RawResponse) -> dict[str, Any]:
     except ValueError:
         value = None
     if isinstance(value, dict) and isinstance(value.get("message"), str):
-        return {k: value[k] for k in ("name", "message", "stack", "code") if k in value} | {
-            "name": str(value.get("name") or "Error")
-        }
+        # text fields only: anything else could be a number the run's error cannot keep
+        kept = {k: value[k] for k in ("message", "stack", "code") if isinstance(value.get(k), str)}
+        name = value.get("name")
+        return kept | {"name": name if isinstance(name, str) and name else "Error"}
     text = raw.body[:2000].decode("utf-8", "replace")
     return {"name": "HttpError", "message": f"HTTP {raw.status}: {text}"}
 
@@ -151,14 +156,19 @@ def _error_body(raw: RawResponse) -> dict[str, Any]:
 def _unwrap_stream(raw: RawResponse) -> RawResponse:
     try:
         envelope = _loads(raw.body.lstrip())
+        if jsonvalues.problem(envelope):  # e.g. too deep to turn its headers into text
+            raise ValueError("the envelope holds values Weir cannot keep")
         body = envelope.get("body", "")
         headers = {str(k).lower(): str(v) for k, v in (envelope.get("headers") or {}).items()}
+        status = int(envelope["status"])
+        if not 100 <= status <= 599:
+            raise ValueError(f"status {status} is not an HTTP status")
         return RawResponse(
-            int(envelope["status"]),
+            status,
             raw.headers | headers,
             body.encode() if isinstance(body, str) else json.dumps(body).encode(),
         )
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError):
         return RawResponse(
             500, raw.headers, b'{"name":"InvalidResponse","message":"bad stream envelope"}'
         )
@@ -182,7 +192,4 @@ def parse_retry_after(value: str | None, now_ms: int) -> int | None:
 
 
 def parse_time(text: str) -> int | None:
-    try:
-        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
+    return wake_time(text)

@@ -20,7 +20,9 @@ def sign(body: bytes, key: str, unix_seconds: int) -> str:
 def verify(body: bytes, header: str, keys: list[str]) -> bool:
     fields = dict(part.split("=", 1) for part in header.split("&") if "=" in part)
     t, s = fields.get("t", ""), fields.get("s", "")
-    if not t.isdigit() or not s:
+    # "²".isdigit() is True but int("²") raises, as int() does past 4300 digits, and
+    # compare_digest raises on non-ASCII text: each once crashed the scheduler at every lease
+    if not (t.isascii() and t.isdigit() and len(t) <= 20) or not (s and s.isascii()):
         return False
     return any(hmac.compare_digest(sign(body, key, int(t)).split("&s=")[1], s) for key in keys)
 

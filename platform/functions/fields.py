@@ -12,6 +12,7 @@ from typing import Any
 from weir.platform.functions.cel_checks import expression_problems
 from weir.platform.functions.durations import format_duration, parse_duration_ms
 from weir.platform.functions.problems import Issues
+from weir.platform.jsonvalues import control_char
 
 
 def json_type(value: Any) -> str:
@@ -68,12 +69,18 @@ def read_int(
 
 
 def read_text(issues: Issues, value: Any, path: str, max_length: int | None = None) -> str | None:
-    """A non-empty string, at most `max_length` characters."""
+    """A non-empty string of printable text, at most `max_length` characters."""
     if not isinstance(value, str) or not value:
         refuse(issues, path, "a non-empty string", value)
         return None
     if max_length is not None and len(value) > max_length:
         issues.add(path, f"must be at most {max_length} characters, got {len(value)}")
+        return None
+    found = control_char(value)
+    if found:  # names and ids: NUL cannot be stored in PostgreSQL, a newline forges log lines
+        issues.add(
+            path, f"holds the control character {found.group()!r}; it must be printable text"
+        )
         return None
     return value
 
@@ -114,8 +121,10 @@ def read_expression(issues: Issues, value: Any, path: str, variables: Sequence[s
 
 
 def check_expression(issues: Issues, source: str, path: str, variables: Sequence[str]) -> bool:
-    """Record why `source` does not compile; True when it does."""
+    """Record why `source` does not compile (or cannot be stored); True when it does."""
     found = expression_problems(source, variables)
+    if "\x00" in source:  # even inside a CEL string: PostgreSQL text cannot hold a NUL
+        found = [*found, "it holds a NUL character, which cannot be stored; write '\\x00'"]
     names = ", ".join(variables)
     for message in found:
         issues.add(path, f"invalid expression {source!r} (variables: {names}): {message}")

@@ -12,6 +12,9 @@ from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, Functio
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
 from weir.platform.functions.problems import Issues
 from weir.platform.functions.triggers import read_triggers
+from weir.platform.jsonvalues import control_char
+
+MAX_ID = 255  # a function's id (slug) and name, as the store keeps them
 
 # Batching gathers events before a run exists, so options that act per run at admission
 # cannot apply to it (docs/semantics.md, Batching); Inngest refuses these pairs at sync too.
@@ -44,8 +47,8 @@ def read_function(issues: Issues, value: Any) -> FunctionConfig | None:
 def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
     step = _read_step(issues, item.get("steps"))
     return FunctionConfig(
-        slug=read_text(issues, item.get("id"), "id") or "",
-        name=read_text(issues, item.get("name"), "name") or "",
+        slug=read_text(issues, item.get("id"), "id", MAX_ID) or "",
+        name=read_text(issues, item.get("name"), "name", MAX_ID) or "",
         url=_read_url(issues, step),
         retries=_read_retries(issues, step),
         triggers=read_triggers(issues, item.get("triggers")),
@@ -85,10 +88,13 @@ def _read_url(issues: Issues, step: Mapping[str, Any] | None) -> str:
 
 
 def is_http_url(value: Any) -> bool:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or control_char(value) or " " in value:
+        return False  # urlsplit would quietly drop a tab or newline, and keep a NUL
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. "http://[::1": an unclosed IPv6 address
         return False
-    parts = urlsplit(value)
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _read_retries(issues: Issues, step: Mapping[str, Any] | None) -> int:

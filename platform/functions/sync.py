@@ -18,6 +18,8 @@ from weir.platform.functions.problems import Issues, SyncError
 
 # SDKs set no limit; this only keeps one sync from being absurdly large.
 MAX_FUNCTIONS = 1_000
+MAX_NAME = 255  # the app's name, as the store keeps it
+MAX_LABEL = 64  # sdk, framework, deploy type: short labels
 
 
 def parse_app_sync(payload: Any) -> AppSync:
@@ -32,11 +34,11 @@ def parse_app_sync(payload: Any) -> AppSync:
 def _read_app(app: Issues, body: Mapping[str, Any]) -> AppSync:
     _check_deploy_type(app, body)
     return AppSync(
-        app_name=read_text(app, _either(body, "appname", "appName"), "appName") or "",
+        app_name=read_text(app, _either(body, "appname", "appName"), "appName", MAX_NAME) or "",
         url=_read_app_url(app, body.get("url")),
         sdk=_optional_text(app, body.get("sdk"), "sdk") or "",
         framework=_optional_text(app, body.get("framework"), "framework"),
-        app_version=_optional_text(app, body.get("appVersion"), "appVersion"),
+        app_version=_optional_text(app, body.get("appVersion"), "appVersion", MAX_NAME),
         functions=_read_functions(app, body.get("functions")),
         checksum=checksum(body),
     )
@@ -51,8 +53,8 @@ def _check_deploy_type(app: Issues, body: Mapping[str, Any]) -> None:
     _optional_text(app, _either(body, "deploy_type", "deployType"), "deployType")
 
 
-def _optional_text(app: Issues, value: Any, option: str) -> str | None:
-    return None if value is None else read_text(app, value, option)
+def _optional_text(app: Issues, value: Any, option: str, max_length: int = MAX_LABEL) -> str | None:
+    return None if value is None else read_text(app, value, option, max_length)
 
 
 def _read_app_url(app: Issues, value: Any) -> str:

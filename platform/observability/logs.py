@@ -7,6 +7,7 @@ any log call inside a call's handling carries them without passing them around.
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -56,7 +57,11 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """`12:00:01 INFO weir.run run finished run_id=... status=COMPLETED`: for a terminal."""
+    """`12:00:01 INFO weir.run run finished run_id=... status=COMPLETED`: for a terminal.
+
+    Control characters are escaped everywhere, a field's value is quoted unless it is one
+    word, and each line of a traceback is indented: whatever an event, a step or an app
+    said, it cannot start a line of its own or pass for another field."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s", "%H:%M:%S")
@@ -64,13 +69,46 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
         stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
-        tail = "".join(f" {key}={value}" for key, value in pairs.items())
-        line = super().format(record) + tail
-        return f"{line}\n{_indented(stack)}" if stack else line
+        tail = "".join(f" {escape(str(key))}={field_text(value)}" for key, value in pairs.items())
+        line = self.formatMessage(_escaped(record, self)) + tail
+        return line + _indented(str(stack or "")) + self._traceback(record)
+
+    def _traceback(self, record: logging.LogRecord) -> str:
+        text = self.formatException(record.exc_info) if record.exc_info else ""
+        text += f"\n{self.formatStack(record.stack_info)}" if record.stack_info else ""
+        return _indented(text)
 
 
-def _indented(text: object) -> str:
-    return "\n".join("    " + line for line in str(text).splitlines())
+def _indented(text: str) -> str:
+    """`text` as escaped lines under the record, each indented by four spaces."""
+    return "".join(f"\n    {escape(line)}" for line in text.splitlines())
+
+
+# Controls and line separators: what could end a line, or hide part of it on a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NEEDS_QUOTES = re.compile(r'[\s="\\]')
+
+
+def escape(text: str) -> str:
+    """`text` on one line: every control character as \\n, \\r, \\t or \\uXXXX."""
+    return _CONTROL.sub(lambda m: _SHORT.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
+
+
+def field_text(value: Any) -> str:
+    """A field's value, quoted (its quotes and backslashes escaped) unless it is one word."""
+    text = str(value)
+    if text and not _NEEDS_QUOTES.search(text) and not _CONTROL.search(text):
+        return text
+    return '"' + escape(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def _escaped(record: logging.LogRecord, formatter: logging.Formatter) -> logging.LogRecord:
+    """A copy of `record` whose message is escaped, with the time formatted as usual."""
+    copy = logging.makeLogRecord(record.__dict__)
+    copy.message = escape(record.getMessage())
+    copy.asctime = formatter.formatTime(record, formatter.datefmt)
+    return copy
 
 
 def handler(json_lines: bool, stream: Any = None) -> logging.Handler:

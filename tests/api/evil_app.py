@@ -5,6 +5,7 @@ with broken JSON, unknown ops, oversized data, a reset connection, a body that n
 
 import asyncio
 import contextlib
+import functools
 import json
 import socket
 import struct
@@ -123,6 +124,62 @@ async def wrong_key(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp"
     await answer(w, 200, {"ok": True}, key="signkey-test-" + "00" * 32)
 
 
+def op(kind: str, step_id: str, name: str = "", **opts: Any) -> dict[str, Any]:
+    return {"op": kind, "id": step_id, "name": name, "displayName": name, "opts": opts}
+
+
+# Ops whose JSON is fine but whose fields cannot be acted on (each once raised in the
+# scheduler, and the call came back at every lease).
+BAD_OPS: dict[str, dict[str, Any]] = {
+    "bad_sleep_duration": op("Sleep", "s", "nap", duration="forever"),
+    "bad_sleep_time": op("Sleep", "s", "20000-01-01T00:00:00Z"),
+    "huge_sleep": op("Sleep", "s", "nap", duration="9" * 60 + "w"),
+    "bad_wait_timeout": op("WaitForEvent", "w", "evil/later", timeout="1 fortnight"),
+    "bad_wait_if": op("WaitForEvent", "w", "evil/later", timeout="1h", **{"if": "event.data =="}),
+    "wait_if_nul": op("WaitForEvent", "w", "evil/later", **{"if": "event.data.x == '\x00'"}),
+    "bad_wait_event": op("WaitForEvent", "w", "evil/\nforged line", timeout="1h"),
+    "invoke_list_payload": op("InvokeFunction", "i", "call", function_id="evil-good", payload=[1]),
+    "invoke_text_data": op(
+        "InvokeFunction", "i", "call", function_id="evil-good", payload={"data": "x"}
+    ),
+    "invoke_bad_timeout": op("InvokeFunction", "i", "call", function_id="evil-good", timeout=5),
+    "long_step_id": step_run("x" * 65, 1),
+    "nul_step_name": step_run("n", 1) | {"displayName": "a\x00b"},
+}
+
+
+async def bad_op(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp", mode: str) -> None:
+    await answer(w, 206, [BAD_OPS[mode]])
+
+
+async def output_1e400(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, None, raw=b'{"total": 1e400}')
+
+
+async def deep_json(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await answer(w, 200, None, raw=b"[" * 100_000 + b"]" * 100_000)
+
+
+async def unicode_digit_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    # "²".isdigit() is True but int("²") raises: the check once crashed the scheduler
+    await _signed_as(w, "t=\u00b2\u0661&s=00")
+
+
+async def unicode_s(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    # hmac.compare_digest raises TypeError on non-ASCII text
+    await _signed_as(w, f"t={int(time.time())}&s=\u00e9\u00e9")
+
+
+async def long_t(w: asyncio.StreamWriter, req: dict[str, Any], app: "EvilApp") -> None:
+    await _signed_as(w, "t=" + "9" * 5000 + "&s=00")  # int() refuses past 4300 digits
+
+
+async def _signed_as(w: asyncio.StreamWriter, signature: str) -> None:
+    body = b'{"ok": true}'
+    w.write(head(200, len(body), {"x-inngest-signature": signature}) + body)
+    await w.drain()
+
+
 MODES: dict[str, Handler] = {
     f.__name__: f
     for f in (
@@ -140,8 +197,13 @@ MODES: dict[str, Handler] = {
         good,
         unsigned,
         wrong_key,
+        output_1e400,
+        unicode_digit_t,
+        unicode_s,
+        long_t,
+        deep_json,
     )
-}
+} | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}
 
 
 class EvilApp:

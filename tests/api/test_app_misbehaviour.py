@@ -2,6 +2,7 @@
 what was wrong; the platform stays up and other runs complete. Weir runs in-process
 (TestClient); the apps are the raw loopback server of evil_app.py."""
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from weir.platform.app import create_app
+from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
+from weir.platform.sync_client import request_sync
 
 from tests.api.evil_app import EvilApp
 
@@ -151,9 +154,55 @@ def test_a_response_that_never_ends_times_out(weir: Weir) -> None:
 
 def test_numbers_that_cannot_be_sent_back_fail_the_run_instead_of_looping(weir: Weir) -> None:
     weir.sync("huge_int", retries=3)
-    message = failed_with(weir.run_of("huge_int"), "InvalidRunState")
-    assert "2^53" in message
+    message = failed_with(weir.run_of("huge_int"), "InvalidOp")
+    assert "'n': data is 1152921504606846976" in message and "±(2^53-1)" in message
     assert weir.evil.calls["huge_int"] == 1  # not retried: it would fail the same way
+
+
+def test_an_output_of_1e400_fails_the_run_and_the_run_stays_readable(weir: Weir) -> None:
+    weir.sync("output_1e400", retries=2)
+    run = weir.run_of("output_1e400")  # reads /v1/runs/{id}: once a 500, forever
+    message = failed_with(run, "InvalidOutput")
+    assert "output.total is Infinity" in message and "finite" in message
+    assert weir.evil.calls["output_1e400"] == 1
+
+
+BAD_OP_ERRORS = {
+    "bad_sleep_duration": "'opts.duration': 'forever' is not a duration",
+    "bad_sleep_time": "'name' must be the ISO-8601 time to wake at",
+    "huge_sleep": "longer than 100 years",
+    "bad_wait_timeout": "'opts.timeout': '1 fortnight' is not a duration",
+    "bad_wait_if": "'opts.if' is not a valid expression",
+    "bad_wait_event": "must be at most 512 printable characters",
+    "wait_if_nul": "'opts.if' must be a CEL expression string (no NUL)",
+    "invoke_list_payload": "'opts.payload' must be an object",
+    "invoke_text_data": "'opts.payload.data' must be an object",
+    "invoke_bad_timeout": "'opts.timeout': a duration must be a string",
+    "long_step_id": "must be at most 64 printable characters",
+    "nul_step_name": "'displayName' holds a NUL character",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(BAD_OP_ERRORS))
+def test_an_op_with_a_field_weir_cannot_act_on_fails_the_run_once(weir: Weir, mode: str) -> None:
+    weir.sync(mode, retries=2)
+    message = failed_with(weir.run_of(mode, timeout=15), "InvalidOp")
+    assert BAD_OP_ERRORS[mode] in message, message
+    assert weir.evil.calls[mode] == 1  # neither retried nor looping at every lease
+
+
+def test_a_deeply_nested_answer_to_a_sync_request_is_an_error_not_a_crash(weir: Weir) -> None:
+    settings = weir.client.app.state.platform.settings  # type: ignore[attr-defined]
+
+    async def sync() -> str | None:
+        client = AppClient(timeout_s=5.0)
+        try:
+            return await request_sync(client, weir.evil.url("deep_json"), settings)
+        finally:
+            await client.close()
+
+    assert asyncio.run(sync()) is None  # not JSON Weir can read: no error passed through
+    assert weir.evil.calls["deep_json"] == 1
 
 
 # -- limits ------------------------------------------------------------------------------------
@@ -214,6 +263,16 @@ def test_start_mode_refuses_unsigned_or_wrongly_signed_answers(
     signed_weir.sync(mode)
     message = failed_with(signed_weir.run_of(mode), "InvalidSignature")
     assert why in message and "cloud mode" in message
+
+
+@pytest.mark.parametrize("mode", ["unicode_digit_t", "unicode_s", "long_t"])
+def test_a_signature_in_unicode_or_absurdly_long_is_refused_once(
+    signed_weir: Weir, mode: str
+) -> None:
+    signed_weir.sync(mode)
+    message = failed_with(signed_weir.run_of(mode, timeout=15), "InvalidSignature")
+    assert "no key matches" in message
+    assert signed_weir.evil.calls[mode] == 1
 
 
 def test_dev_mode_does_not_ask_for_signatures(weir: Weir) -> None:

@@ -4,6 +4,7 @@
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from weir.platform.executor.response import (
@@ -69,12 +70,26 @@ def test_deeply_nested_json_is_an_invalid_response_not_a_crash() -> None:
         check(classify(RawResponse(status, {"x-inngest-sdk": "py:v1"}, deep), NOW))
 
 
-def test_nan_and_infinity_are_refused_as_they_cannot_be_sent_back() -> None:
-    for body in (b'{"x": NaN}', b"[Infinity]", b'[{"op":"StepRun","id":"a","data":-Infinity}]'):
-        for status in (200, 206):
-            outcome = classify(RawResponse(status, {"x-inngest-sdk": "py:v1"}, body), NOW)
-            assert isinstance(outcome, AttemptFailed), body
-            assert "not JSON" in outcome.error["message"] or "invalid" in outcome.error["message"]
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (b'{"x": NaN}', "output.x is NaN"),
+        (b"[1e400]", "output[0] is Infinity"),
+        (b'{"n": 9007199254740992}', "output.n is 9007199254740992"),
+        (b'[{"op":"StepRun","id":"a","data":-Infinity}]', "'a': data is -Infinity"),
+        (b'[{"op":"StepRun","id":"a","data":{"n":[-1e999]}}]', "'a': data.n[0] is -Infinity"),
+        (b'[{"op":"StepRun","id":"a","data":{"n":-9007199254740992}}]', "'a': data.n is"),
+        (b'[{"op":"StepError","id":"a","error":{"name":"E","message":"m","x":NaN}}]', "error.x"),
+    ],
+)
+def test_numbers_that_cannot_be_sent_back_fail_at_once_naming_where(
+    body: bytes, where: str
+) -> None:
+    status = 200 if b'"op"' not in body else 206
+    outcome = classify(RawResponse(status, {"x-inngest-sdk": "py:v1"}, body), NOW)
+    assert isinstance(outcome, AttemptFailed), body
+    assert where in outcome.error["message"] and "±(2^53-1)" in outcome.error["message"]
+    assert outcome.no_retry  # the same code would answer the same
 
 
 def test_unicode_digits_and_huge_numbers_in_retry_after_are_handled() -> None:

@@ -4,7 +4,7 @@ import asyncio
 import io
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from weir.platform.observability import logs
@@ -101,3 +101,54 @@ def test_text_lines_end_with_the_ids_as_pairs() -> None:
         logger.removeHandler(handler)
     text = out.getvalue().strip()
     assert text.endswith("WARNING weir.test.text run failed run_id=R1 status=FAILED")
+
+
+FORGED = "x\n12:00:01 INFO weir.run run finished run_id=R2 status=COMPLETED"
+
+
+def _text_lines(log: Callable[[logging.Logger], None]) -> list[str]:
+    out = io.StringIO()
+    logger = logging.getLogger("weir.test.forge")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    handler = logs.handler(json_lines=False, stream=out)
+    logger.addHandler(handler)
+    try:
+        log(logger)
+    finally:
+        logger.removeHandler(handler)
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("bad", [FORGED, "a\rb", "a\x00b", "a\x1b[2Kb", "a\x85b", "a\u2028b"])
+def test_no_value_can_start_a_text_line_of_its_own(bad: str) -> None:
+    def log(logger: logging.Logger) -> None:
+        with logs.bind(event_id=bad):
+            logger.warning("event %s", bad, extra={"fields": {"name": bad}})
+
+    [line] = _text_lines(log)
+    assert not any(c in line for c in "\x00\x1b\x85\u2028\r")
+    assert " WARNING weir.test.forge event " in line
+    if bad == FORGED:  # the forged text is still there, escaped, in the one line
+        assert line.count("12:00:01 INFO") == 3
+
+
+def test_a_field_value_cannot_pass_for_another_field() -> None:
+    def log(logger: logging.Logger) -> None:
+        logger.info("x", extra={"fields": {"name": 'a status=OK "q" \\', "n": 5, "e": ""}})
+
+    [line] = _text_lines(log)
+    assert line.endswith(' name="a status=OK \\"q\\" \\\\" n=5 e=""')
+
+
+def test_an_exception_message_cannot_forge_a_line() -> None:
+    def log(logger: logging.Logger) -> None:
+        try:
+            raise ValueError(FORGED)
+        except ValueError:
+            logger.exception("failed")
+
+    first, *rest = _text_lines(log)
+    assert first.endswith("ERROR weir.test.forge failed")
+    assert rest and all(line.startswith("    ") for line in rest)
+    assert any("12:00:01 INFO weir.run" in line for line in rest)

@@ -1,0 +1,63 @@
+"""jsonvalues: whatever JSON it accepts can be stored, served and sent as canonical JSON, and
+what it refuses is named by its path."""
+
+import json
+from typing import Any
+
+import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from weir.platform import jsonvalues
+
+SAFE = 2**53 - 1
+NUMBERS = (
+    st.integers(-SAFE, SAFE)
+    | st.integers()
+    | st.sampled_from([SAFE, SAFE + 1, -SAFE, -SAFE - 1, 2**64, -(2**70)])
+    | st.floats()
+)
+TEXT = st.text(max_size=6) | st.sampled_from(["\ud800", "a\udfffb", "\U0001f600"])
+VALUES = st.recursive(
+    st.none() | st.booleans() | NUMBERS | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _wire(value: Any) -> str:
+    return json.dumps(value)  # writes NaN, Infinity and lone surrogates (as \\ud800) too
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES)
+def test_what_is_accepted_can_be_sent_and_served_and_the_quick_check_agrees(value: Any) -> None:
+    parsed = jsonvalues.loads(_wire(value))
+    found = jsonvalues.problem(parsed, "v")
+    assert found == jsonvalues._walk(parsed, "v")  # the C quick path never decides otherwise
+    if found is None:
+        rfc8785.dumps(parsed)  # what the app is sent
+        json.dumps(parsed, allow_nan=False).encode()  # what the API answers
+    else:
+        assert found.startswith("v")
+
+
+def test_the_limits_are_exact() -> None:
+    assert jsonvalues.problem(jsonvalues.loads(f"[{SAFE}, {-SAFE}, 1e308, 5e-324]")) is None
+    assert "[1] is 9007199254740992" in str(
+        jsonvalues.problem(jsonvalues.loads(f"[1, {SAFE + 1}]"))
+    )
+    assert "is Infinity" in str(jsonvalues.problem(jsonvalues.loads("[1e309]")))
+    deep = "[" * 254 + "]" * 254
+    assert jsonvalues.problem(jsonvalues.loads(deep)) is None
+    assert "deeper than 254" in str(jsonvalues.problem(jsonvalues.loads(f"[{deep}]")))
+
+
+def test_paths_name_odd_keys_readably() -> None:
+    value = jsonvalues.loads('{"data": {"a b": [{"x": NaN}]}}')
+    assert str(jsonvalues.problem(value)).startswith('data["a b"][0].x is NaN')
+
+
+def test_nesting_past_the_parser_is_a_value_error_not_a_crash() -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        jsonvalues.loads("[" * 100_000 + "]" * 100_000)
