@@ -40,12 +40,22 @@ class RunPlan:
     original_run_id: str | None = None
     waiting: dict[str, Any] | None = None
     run_id: str | None = None
+    start_payload: dict[str, Any] = field(default_factory=dict)  # checked when claimed
 
 
 def create_run(tx: Tx, plan: RunPlan) -> str:
     run_id = plan.run_id or new_id(tx.now)
     records.insert_run(tx.conn, _run_row(tx, plan, run_id), dict.fromkeys(plan.event_ids))
-    enqueue_call(tx, run_id, plan.fn.id, plan.lane, plan.limits, plan.start_at, plan.score)
+    enqueue_call(
+        tx,
+        run_id,
+        plan.fn.id,
+        plan.lane,
+        plan.limits,
+        plan.start_at,
+        plan.score,
+        payload=plan.start_payload,
+    )
     return run_id
 
 
@@ -84,6 +94,7 @@ def enqueue_call(
     score: int,
     step_id: str = DISCOVERY,
     dedupe: str | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> None:
     item = q.NewItem(
         kind="exec",
@@ -95,6 +106,7 @@ def enqueue_call(
         step_id=step_id,
         limits=limits,
         dedupe=dedupe,
+        payload=payload or {},
     )
     if q.enqueue(tx.conn, item) is not None:
         tx.enqueued += 1
