@@ -1,0 +1,45 @@
+"""The throttle holds when runs really start, also across a SIGKILL: with a backlog of
+throttled starts, Weir is killed, stays down while many reserved slots pass, and is started
+again. The app notes each start; no window may hold more starts than the throttle allows."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.harness import AppServer, WeirServer, wait_until
+
+pytestmark = pytest.mark.integration
+
+LIMIT, PERIOD_S = 5, 1.0  # Throttle(5, "1s", burst=0) in apps/weir_paced.py: one per 200 ms
+BACKLOG = 40  # eight seconds of starts
+# The app notes a start after an HTTP hop, so two starts 200 ms apart at the claim may be
+# noted closer together; counting in windows this much shorter than the period absorbs it.
+JITTER_S = 0.3
+
+
+def most_in_any_window(times: list[float], span: float) -> int:
+    return max(sum(1 for t in times if s <= t < s + span) for s in times)
+
+
+def test_a_backlog_of_throttled_starts_survives_sigkill_without_a_burst(tmp_path: Path) -> None:
+    weir = WeirServer(tmp_path)
+    weir.start()
+    app = AppServer(tmp_path, "tests.integration.apps.weir_paced", "paced", weir.url)
+    app.start()
+    try:
+        app.sync()
+        weir.send_many([{"name": "t/paced", "data": {"n": n}} for n in range(BACKLOG)])
+        wait_until(lambda: len(app.entries("start")) >= 3, timeout=30)
+        weir.kill()
+        time.sleep(4.0)  # twenty reserved slots pass while nobody runs them
+        weir.start()
+        wait_until(lambda: len(app.entries("start")) >= BACKLOG, timeout=60)
+    finally:
+        app.stop()
+        weir.stop()
+    starts = sorted(app.entries("start"), key=lambda e: e["at"])
+    assert sorted(e["n"] for e in starts) == list(range(BACKLOG))  # each run started once
+    times = [e["at"] for e in starts]
+    assert most_in_any_window(times, PERIOD_S - JITTER_S) <= LIMIT, times
+    assert [e["n"] for e in starts] == list(range(BACKLOG))  # in arrival order
