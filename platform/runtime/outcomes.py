@@ -166,9 +166,12 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
         finish_run(tx, run.id, "FAILED", None, error=problem)
         return
     q.finish(tx.conn, item, tx.now)
+    planned_before = _open_ids(run)
     _open_pending(tx, run, ops)
     run = records.get_run(tx.conn, run.id)
     for op in ops:
+        if op.op == "StepPlanned" and op.id in planned_before:
+            continue  # planned already and still unfinished (a race's later discovery)
         _apply_op(tx, fn, run, op)
 
 
@@ -194,6 +197,11 @@ def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
             "message": f"the run reached {MAX_STEPS} steps, the most a run may have",
         }
     return None
+
+
+def _open_ids(run: Any) -> set[str]:
+    """Steps the run has opened and not yet resolved: their work is queued or in flight."""
+    return {str(p["id"]) for p in json.loads(run.pending)}
 
 
 def _open_pending(tx: Tx, run: Any, ops: list[Op]) -> None:

@@ -108,12 +108,17 @@ async def fanout(ctx: inngest.Context) -> Any:
 
 @client.create_function(fn_id="racer", trigger=trigger("t/race"))
 async def racer(ctx: inngest.Context) -> Any:
+    def fast() -> str:
+        note("race", run=ctx.run_id, step="fast")
+        return "fast"
+
     async def slow() -> str:
+        note("race", run=ctx.run_id, step="slow")
         await asyncio.sleep(1.5)
         return "slow"
 
     return await ctx.group.parallel(
-        (lambda: ctx.step.run("fast", lambda: "fast"), lambda: ctx.step.run("slow", slow)),
+        (lambda: ctx.step.run("fast", fast), lambda: ctx.step.run("slow", slow)),
         parallel_mode=inngest.ParallelMode.RACE,
     )
 
