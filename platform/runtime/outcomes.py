@@ -115,7 +115,8 @@ def _retry_or_fail(
         _note_retry(tx, run_id, item, at, error)
         return True
     q.finish(tx.conn, item, tx.now)
-    finish_run(tx, run_id, "FAILED", None, error=error)
+    http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
+    finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
     return False
 
 

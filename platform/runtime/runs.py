@@ -218,9 +218,11 @@ def finish_run(
     error: dict[str, Any] | None = None,
     run: Any = None,
     changes: dict[str, Any] | None = None,
+    http_status: int = 0,
 ) -> bool:
     """End a run once: drop its queued work and waits, tell whoever waits on it. A caller that
-    has just read the run passes it (and any other column changes) to save a round trip."""
+    has just read the run passes it (and any other column changes) to save a round trip;
+    `http_status` is that of the app's answer that failed the run, if any."""
     run = run if run is not None else records.get_run(tx.conn, run_id)
     if run is None or run.status in records.ENDED:
         return False
@@ -238,7 +240,7 @@ def finish_run(
     records.delete_run_waits(tx.conn, run_id)
     from weir.platform.runtime import finish_hooks
 
-    finish_hooks.after_finish(tx, run, status, output, error)
+    finish_hooks.after_finish(tx, run, status, output, error, http_status)
     return True
 
 

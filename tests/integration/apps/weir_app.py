@@ -76,7 +76,7 @@ async def caught(ctx: Context) -> str:
 
 
 async def doomed_failed(ctx: Context) -> str:
-    note("on_failure", run=ctx.event.data.get("run_id"))
+    note("on_failure", run=ctx.event.data.get("run_id"), error=ctx.event.data.get("error"))
     return "handled"
 
 
