@@ -167,7 +167,8 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
         finish_run(tx, run.id, "FAILED", None, error=problem)
         return
     q.finish(tx.conn, item, tx.now)
-    planned_before = _open_ids(run)
+    # Open steps other than this call's own (its item ends here) are queued or in flight.
+    planned_before = _open_ids(run) - {item.step_id}
     _open_pending(tx, run, ops)
     run = records.get_run(tx.conn, run.id)
     for op in ops:
