@@ -63,15 +63,6 @@ def schedule_start(
     return ThrottleDecision(not slot.waited, slot.start_ms, slot.state, wait)
 
 
-def try_start(
-    config: ThrottleConfig, state: gcra.GcraState | None, now_ms: int, key: str = ""
-) -> ThrottleDecision:
-    """Admit a start now if the meter allows; the state only advances when admitted."""
-    result = gcra.check(config.meter, state, now_ms)
-    wait = None if result.admitted else _waiting(key, result.at_ms)
-    return ThrottleDecision(result.admitted, result.at_ms, result.state, wait)
-
-
 @dataclass(frozen=True, slots=True)
 class StartMeter:
     """The meter of actual starts (`tat`) and the line of starts deferred at claim: the next

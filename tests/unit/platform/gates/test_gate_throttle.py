@@ -109,17 +109,16 @@ def test_schedule_start_explains_the_wait() -> None:
     assert waiting.wait.words == "throttle: waiting for a slot until 12:00:03.334 (key 'acme')"
 
 
-def test_try_start_at_claim_admits_exactly_at_its_slot() -> None:
+def test_claim_start_admits_exactly_at_its_slot() -> None:
     config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
-    state = throttle.try_start(config, None, NOON).state
-    early = throttle.try_start(config, state, NOON + 1)
+    meter = throttle.claim_start(config, None, NOON, (0, 0)).meter
+    early = throttle.claim_start(config, meter, NOON + 1, (1, 1))
     assert not early.admitted
-    assert early.state == state
     assert early.start_ms == NOON + 334
     assert early.wait is not None
     assert early.wait.until_ms == NOON + 334
-    assert not throttle.try_start(config, state, NOON + 333).admitted
-    on_time = throttle.try_start(config, state, NOON + 334)
+    assert not throttle.claim_start(config, meter, NOON + 333, (1, 1)).admitted
+    on_time = throttle.claim_start(config, meter, NOON + 334, (1, 1))
     assert on_time.admitted
     assert on_time.wait is None
     assert on_time.start_ms == NOON + 334
