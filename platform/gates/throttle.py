@@ -1,11 +1,15 @@
 """Throttle: GCRA on run starts; a start over the limit waits for its slot, never dropped.
 
 T = period / limit and τ = burst × T, so from idle 1 + burst runs start at once and then one
-every period / limit. Two ways to use it, both exact:
-- `schedule_start` at enqueue: give each start its slot in arrival order (the queue item is
-  then available at `start_ms`); this is what keeps waiting starts of a key in order.
-- `try_start` at claim: admit now, or name the ms the item may next be tried.
-Use one or the other for a given key, never both: each consumes a slot from the same meter.
+every period / limit. Two meters per key, each exact:
+- `schedule_start` at admission reserves each start its slot in arrival order (the queue item
+  is then available at `start_ms`): starts of a key are spread out and keep their order
+  without the claimer ever bouncing them.
+- `claim_start` when the start item is claimed decides on a meter of *actual* starts, so the
+  rule holds whenever runs really start, also after a restart or a stalled scheduler left many
+  reserved slots in the past. A start it refuses is deferred: to the end of the line of starts
+  already deferred (in arrival order), or, when it is already in that line (ahead of its
+  last start), just to the meter's next cell, where it meets the others in queue order.
 A reserved slot is not given back if its run is cancelled before starting (later starts
 only get later, so no limit is ever exceeded).
 """
@@ -59,13 +63,70 @@ def schedule_start(
     return ThrottleDecision(not slot.waited, slot.start_ms, slot.state, wait)
 
 
-def try_start(
-    config: ThrottleConfig, state: gcra.GcraState | None, now_ms: int, key: str = ""
-) -> ThrottleDecision:
-    """Admit a start now if the meter allows; the state only advances when admitted."""
-    result = gcra.check(config.meter, state, now_ms)
-    wait = None if result.admitted else _waiting(key, result.at_ms)
-    return ThrottleDecision(result.admitted, result.at_ms, result.state, wait)
+@dataclass(frozen=True, slots=True)
+class StartMeter:
+    """The meter of actual starts (`tat`) and the line of starts deferred at claim: the next
+    free cell after all of them (`line_tat`) and the queue order (score, id) of the last one.
+    TATs are in units of 1/`scale` ms, as in `gcra.GcraState`."""
+
+    tat: int
+    scale: int
+    line_tat: int = 0
+    line_score: int = 0
+    line_id: int = 0
+
+    @property
+    def expires_ms(self) -> int:
+        """Once both TATs are past the meter behaves as a fresh one."""
+        return gcra.ceil_div(max(self.tat, self.line_tat), self.scale)
+
+
+@dataclass(frozen=True, slots=True)
+class StartDecision:
+    """`admitted`: the run starts now. Otherwise it is deferred to `start_ms`, and `wait`
+    says why. `meter` is the key's StartMeter to store either way."""
+
+    admitted: bool
+    start_ms: int
+    meter: StartMeter
+    wait: WaitReason | None
+
+
+def claim_start(
+    config: ThrottleConfig,
+    meter: StartMeter | None,
+    now_ms: int,
+    order: tuple[int, int],
+    key: str = "",
+) -> StartDecision:
+    """May a claimed start, `order` = its (score, id) in the queue, begin now? If not, the
+    ms it is deferred to: the end of the line of deferred starts, or, when it came before the
+    last of them, the meter's next cell (where queue order puts it first)."""
+    meter = _rescaled(config, meter)
+    check = gcra.check(config.meter, gcra.GcraState(meter.tat, meter.scale), now_ms)
+    if check.admitted:
+        admitted = StartMeter(check.state.tat, meter.scale, *_line_of(meter))
+        return StartDecision(True, now_ms, admitted, None)
+    if meter.line_tat > meter.tat and order < (meter.line_score, meter.line_id):
+        return StartDecision(False, check.at_ms, meter, _waiting(key, check.at_ms))
+    end = gcra.GcraState(max(meter.tat, meter.line_tat), meter.scale)
+    slot = gcra.reserve(config.meter, end, now_ms)
+    line = StartMeter(meter.tat, meter.scale, slot.state.tat, *order)
+    return StartDecision(False, slot.start_ms, line, _waiting(key, slot.start_ms))
+
+
+def _rescaled(config: ThrottleConfig, meter: StartMeter | None) -> StartMeter:
+    """The stored meter in this config's units (a changed limit changes them); idle if none."""
+    gauge = config.meter
+    if meter is None:
+        return StartMeter(tat=0, scale=gauge.scale)
+    tat = gcra.stored_tat(gauge, gcra.GcraState(meter.tat, meter.scale)) or 0
+    line = gcra.stored_tat(gauge, gcra.GcraState(meter.line_tat, meter.scale)) or 0
+    return StartMeter(tat, gauge.scale, line, meter.line_score, meter.line_id)
+
+
+def _line_of(meter: StartMeter) -> tuple[int, int, int]:
+    return meter.line_tat, meter.line_score, meter.line_id
 
 
 def describe(config: ThrottleConfig) -> str:

@@ -10,7 +10,14 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
 
 
-def after_finish(tx: Tx, run: Any, status: str, output: Any, error: dict[str, Any] | None) -> None:
+def after_finish(
+    tx: Tx,
+    run: Any,
+    status: str,
+    output: Any,
+    error: dict[str, Any] | None,
+    http_status: int = 0,
+) -> None:
     if run.correlation_id:
         memo = {"data": output} if status == "COMPLETED" else {"error": error or {}}
         resolve_parent(tx, run.correlation_id, memo)
@@ -20,7 +27,25 @@ def after_finish(tx: Tx, run: Any, status: str, output: Any, error: dict[str, An
     trigger_events = records.load_event_payloads(tx.conn, json.loads(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
+    if status == "FAILED":
+        error = standard_error(error or {}, http_status)
     _emit_finished(tx, run, status, output, error, trigger_events)
+
+
+def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:
+    """A failed run's error as the finished and failed events carry it: Inngest's
+    StandardError, whose `error` names the failing call's HTTP status (or, for a failure
+    without one, repeats the message), with the SDK's name, message and stack only."""
+    message = str(error.get("message") or "")
+    shaped = {
+        "error": f"invalid status code: {http_status}" if http_status else message,
+        "name": str(error.get("name") or "Error"),
+        "message": message,
+    }
+    stack = error.get("stack")
+    if isinstance(stack, str) and stack:  # Go omits an empty stack
+        shaped["stack"] = stack
+    return shaped
 
 
 def _emit_finished(

@@ -19,7 +19,7 @@ from weir.platform.runtime.flow_support import (
 )
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate
+from weir.platform.store import gatestate, start_throttle
 
 if TYPE_CHECKING:
     from weir.platform.runtime.admission import Candidate
@@ -74,19 +74,22 @@ def _rate_config(limit: RateLimit) -> rate_limit.RateLimitConfig:
 
 
 def place_throttled(tx: Tx, cand: "Candidate", plan: RunPlan) -> RunPlan:
-    """Reserve the run's start slot now, so waiting starts of a key keep arrival order."""
+    """Reserve the run's start slot now, so waiting starts of a key keep arrival order; the
+    start item carries the throttle, so that the claim checks the start itself too."""
     limit = cand.fn.config.throttle
     if limit is None:
         return plan
     key = gate_key(cand, THROTTLE, limit.key)
     meter = load_meter(tx, THROTTLE, key.hash)
-    decision = throttle.schedule_start(_throttle_config(limit), meter, tx.now, key.text)
+    config = _throttle_config(limit)
+    decision = throttle.schedule_start(config, meter, tx.now, key.text)
     save_meter(tx, THROTTLE, key.hash, decision.state)
     return replace(
         plan,
         start_at=decision.start_ms,
         waiting=None if decision.wait is None else to_json(decision.wait),
         keys={**plan.keys, THROTTLE: {"key": key.text, "hash": key.hash}},
+        start_payload=start_throttle.payload(config, key.text, key.hash),
     )
 
 

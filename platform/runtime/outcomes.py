@@ -116,7 +116,8 @@ def _retry_or_fail(
         _note_retry(tx, run_id, item, at, error)
         return True
     q.finish(tx.conn, item, tx.now)
-    finish_run(tx, run_id, "FAILED", None, error=error)
+    http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
+    finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
     return False
 
 
@@ -167,9 +168,13 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
         finish_run(tx, run.id, "FAILED", None, error=problem)
         return
     q.finish(tx.conn, item, tx.now)
+    # Open steps other than this call's own (its item ends here) are queued or in flight.
+    planned_before = _open_ids(run) - {item.step_id}
     _open_pending(tx, run, ops)
     run = records.get_run(tx.conn, run.id)
     for op in ops:
+        if op.op == "StepPlanned" and op.id in planned_before:
+            continue  # planned already and still unfinished (a race's later discovery)
         _apply_op(tx, fn, run, op)
 
 
@@ -195,6 +200,11 @@ def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
             "message": f"the run reached {MAX_STEPS} steps, the most a run may have",
         }
     return None
+
+
+def _open_ids(run: Any) -> set[str]:
+    """Steps the run has opened and not yet resolved: their work is queued or in flight."""
+    return {str(p["id"]) for p in json.loads(run.pending)}
 
 
 def _open_pending(tx: Tx, run: Any, ops: list[Op]) -> None:

@@ -41,12 +41,22 @@ class RunPlan:
     original_run_id: str | None = None
     waiting: dict[str, Any] | None = None
     run_id: str | None = None
+    start_payload: dict[str, Any] = field(default_factory=dict)  # checked when claimed
 
 
 def create_run(tx: Tx, plan: RunPlan) -> str:
     run_id = plan.run_id or new_id(tx.now)
     records.insert_run(tx.conn, _run_row(tx, plan, run_id), dict.fromkeys(plan.event_ids))
-    enqueue_call(tx, run_id, plan.fn.id, plan.lane, plan.limits, plan.start_at, plan.score)
+    enqueue_call(
+        tx,
+        run_id,
+        plan.fn.id,
+        plan.lane,
+        plan.limits,
+        plan.start_at,
+        plan.score,
+        payload=plan.start_payload,
+    )
     return run_id
 
 
@@ -85,6 +95,7 @@ def enqueue_call(
     score: int,
     step_id: str = DISCOVERY,
     dedupe: str | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> None:
     item = q.NewItem(
         kind="exec",
@@ -96,6 +107,7 @@ def enqueue_call(
         step_id=step_id,
         limits=limits,
         dedupe=dedupe,
+        payload=payload or {},
     )
     if q.enqueue(tx.conn, item) is not None:
         tx.enqueued += 1
@@ -207,9 +219,11 @@ def finish_run(
     error: dict[str, Any] | None = None,
     run: Any = None,
     changes: dict[str, Any] | None = None,
+    http_status: int = 0,
 ) -> bool:
     """End a run once: drop its queued work and waits, tell whoever waits on it. A caller that
-    has just read the run passes it (and any other column changes) to save a round trip."""
+    has just read the run passes it (and any other column changes) to save a round trip;
+    `http_status` is that of the app's answer that failed the run, if any."""
     run = run if run is not None else records.get_run(tx.conn, run_id)
     if run is None or run.status in records.ENDED:
         return False
@@ -227,7 +241,7 @@ def finish_run(
     records.delete_run_waits(tx.conn, run_id)
     from weir.platform.runtime import finish_hooks
 
-    finish_hooks.after_finish(tx, run, status, output, error)
+    finish_hooks.after_finish(tx, run, status, output, error, http_status)
     return True
 
 

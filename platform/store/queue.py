@@ -1,5 +1,8 @@
 """The durable queue: enqueue, claim under concurrency limits, finish, lease upkeep.
 
+A run's first call may carry a throttle: the claim checks it on the start itself, in the same
+transaction (`start_throttle`), and defers a start that would come too soon.
+
 Every item sits in a lane: all items of runs that carry the same concurrency keys. A lane is
 looked at from `lanes.next_at`; when its head needs a slot of a full key, the lane is parked on
 that key (`blocked_on`) and the claimer never reads its items again until a slot of that key is
@@ -24,7 +27,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import dialect
+from weir.platform.store import dialect, start_throttle
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -209,9 +212,16 @@ def _claim_lane(
     room = _room(conn, lane, limits, now, budget)
     items = _due_items(conn, lane, now, room) if room > 0 else []
     keys = tuple(key for key, _ in limits)
-    claimed = [_lease(conn, row, keys, now, lease) for row in items]
+    claimed: list[Claimed] = []
+    for row in items:
+        payload = json.loads(row.payload)
+        verdict = start_throttle.check(conn, row, payload, now)
+        if verdict.start:
+            claimed.append(_lease(conn, row, payload, keys, now, lease))
+        elif verdict.defer_to is None:
+            break  # another process is deciding this throttle key: leave the rest for now
     if room > 0:
-        _refresh_lane(conn, lane)
+        _refresh_lane(conn, lane)  # deferred starts moved the lane's next look too
     return claimed
 
 
@@ -245,7 +255,9 @@ def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
     return list(conn.execute(_DUE_ITEMS, {"b_lane": lane, "b_now": now, "b_limit": limit}))
 
 
-def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: int) -> Claimed:
+def _lease(
+    conn: Connection, row: Any, payload: dict[str, Any], keys: tuple[str, ...], now: int, lease: int
+) -> Claimed:
     token = secrets.token_hex(8)
     until = now + lease
     conn.execute(_LEASE, {"b_id": row.id, "b_until": until, "b_token": token})
@@ -259,7 +271,7 @@ def _lease(conn: Connection, row: Any, keys: tuple[str, ...], now: int, lease: i
         function_id=row.function_id,
         step_id=row.step_id,
         attempt=row.attempt,
-        payload=json.loads(row.payload),
+        payload=payload,
         lane=row.lane,
         token=token,
         keys=keys,

@@ -84,7 +84,7 @@ async def caught(ctx: inngest.Context) -> str:
 
 
 async def doomed_failed(ctx: inngest.Context) -> str:
-    note("on_failure", run=ctx.event.data.get("run_id"))
+    note("on_failure", run=ctx.event.data.get("run_id"), error=ctx.event.data.get("error"))
     return "handled"
 
 
@@ -108,12 +108,17 @@ async def fanout(ctx: inngest.Context) -> Any:
 
 @client.create_function(fn_id="racer", trigger=trigger("t/race"))
 async def racer(ctx: inngest.Context) -> Any:
+    def fast() -> str:
+        note("race", run=ctx.run_id, step="fast")
+        return "fast"
+
     async def slow() -> str:
+        note("race", run=ctx.run_id, step="slow")
         await asyncio.sleep(1.5)
         return "slow"
 
     return await ctx.group.parallel(
-        (lambda: ctx.step.run("fast", lambda: "fast"), lambda: ctx.step.run("slow", slow)),
+        (lambda: ctx.step.run("fast", fast), lambda: ctx.step.run("slow", slow)),
         parallel_mode=inngest.ParallelMode.RACE,
     )
 

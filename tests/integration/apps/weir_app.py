@@ -76,7 +76,7 @@ async def caught(ctx: Context) -> str:
 
 
 async def doomed_failed(ctx: Context) -> str:
-    note("on_failure", run=ctx.event.data.get("run_id"))
+    note("on_failure", run=ctx.event.data.get("run_id"), error=ctx.event.data.get("error"))
     return "handled"
 
 
@@ -98,12 +98,17 @@ async def fanout(ctx: Context) -> Any:
 
 @weir.function("racer", event="t/race")
 async def racer(ctx: Context) -> Any:
+    def fast() -> str:
+        note("race", run=ctx.run_id, step="fast")
+        return "fast"
+
     async def slow() -> str:
+        note("race", run=ctx.run_id, step="slow")
         await asyncio.sleep(1.5)
         return "slow"
 
     return await ctx.step.race(
-        "pick", [lambda: ctx.step.run("fast", lambda: "fast"), lambda: ctx.step.run("slow", slow)]
+        "pick", [lambda: ctx.step.run("fast", fast), lambda: ctx.step.run("slow", slow)]
     )
 
 

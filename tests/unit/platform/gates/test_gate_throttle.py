@@ -109,17 +109,16 @@ def test_schedule_start_explains_the_wait() -> None:
     assert waiting.wait.words == "throttle: waiting for a slot until 12:00:03.334 (key 'acme')"
 
 
-def test_try_start_at_claim_admits_exactly_at_its_slot() -> None:
+def test_claim_start_admits_exactly_at_its_slot() -> None:
     config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
-    state = throttle.try_start(config, None, NOON).state
-    early = throttle.try_start(config, state, NOON + 1)
+    meter = throttle.claim_start(config, None, NOON, (0, 0)).meter
+    early = throttle.claim_start(config, meter, NOON + 1, (1, 1))
     assert not early.admitted
-    assert early.state == state
     assert early.start_ms == NOON + 334
     assert early.wait is not None
     assert early.wait.until_ms == NOON + 334
-    assert not throttle.try_start(config, state, NOON + 333).admitted
-    on_time = throttle.try_start(config, state, NOON + 334)
+    assert not throttle.claim_start(config, meter, NOON + 333, (1, 1)).admitted
+    on_time = throttle.claim_start(config, meter, NOON + 334, (1, 1))
     assert on_time.admitted
     assert on_time.wait is None
     assert on_time.start_ms == NOON + 334
@@ -144,3 +143,40 @@ def test_describe_names_the_start_pattern() -> None:
 def test_bad_bounds_raise_naming_value_and_range(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         throttle.ThrottleConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def claim_all(config: throttle.ThrottleConfig, now: int, count: int) -> list[int]:
+    """`count` starts claimed at `now` in queue order: 0 for the one admitted, else the offset
+    each is deferred to."""
+    meter: throttle.StartMeter | None = None
+    out = []
+    for i in range(count):
+        decision = throttle.claim_start(config, meter, now, (i, i))
+        meter = decision.meter
+        out.append(0 if decision.admitted else decision.start_ms - now)
+    return out
+
+
+def test_claim_start_admits_one_plus_burst_then_defers_the_rest_to_one_cell_each() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=4, burst=1)
+    assert claim_all(config, NOON, 5) == [0, 0, 250, 500, 750]
+
+
+def test_a_start_already_in_the_line_goes_to_the_next_cell_not_to_its_end() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=10)
+    meter = None
+    for i in range(4):  # one admitted, three deferred to +100, +200, +300
+        meter = throttle.claim_start(config, meter, NOON, (i, i)).meter
+    late = throttle.claim_start(config, meter, NOON + 150, (1, 1))  # claimed after its cell
+    assert (late.admitted, late.start_ms) == (True, NOON + 150)
+    early = throttle.claim_start(config, late.meter, NOON + 200, (2, 2))
+    assert (early.admitted, early.start_ms) == (False, NOON + 250)  # next cell, not the end
+    newcomer = throttle.claim_start(config, early.meter, NOON + 200, (9, 9))
+    assert newcomer.start_ms == NOON + 400  # behind the last deferred start
+    assert newcomer.wait is not None and newcomer.wait.gate == "throttle"
+
+
+def test_a_start_meter_round_trips_through_json() -> None:
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
+    meter = throttle.claim_start(config, None, NOON, (0, 0)).meter
+    assert from_json(throttle.StartMeter, json.loads(json.dumps(to_json(meter)))) == meter

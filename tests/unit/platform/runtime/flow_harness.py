@@ -108,6 +108,11 @@ class Harness:
             self._tick(max(due, self.now))
         self.now = max(self.now, to)
 
+    def stall_until(self, now: int) -> None:
+        """A scheduler that fell behind (or restarted): one claim at `now`, however much fell
+        due before it."""
+        self._tick(now)
+
     def _tick(self, now: int) -> None:
         self.now = now
         with self.engine.begin() as conn:

@@ -130,3 +130,53 @@ def test_a_failing_key_uses_the_empty_key_with_a_warning(tmp_path: Path) -> None
     assert warnings(keyed) == []
     assert h.start_times() == [NOON, NOON, NOON + 1000]  # the two failures share one bucket
     assert "throttle" in h.runs()[0].keys
+
+
+def most_in_any_window(starts: list[int], period: int) -> int:
+    return max(sum(1 for t in starts if s <= t < s + period) for s in starts)
+
+
+def test_a_stalled_scheduler_starts_the_backlog_at_the_throttle_rate_in_order(
+    tmp_path: Path,
+) -> None:
+    h = throttled(tmp_path, limit=10, period=1000)
+    h.burst(NOON, [{"n": i} for i in range(30)])  # slots NOON … NOON + 2900
+    h.stall_until(NOON + 5000)  # every slot has passed: the claim must not start them all
+    assert [at for at, _ in h.started] == [NOON + 5000]
+    h.advance(NOON + 10_000)
+    starts = [at for at, _ in h.started]
+    assert starts == [NOON + 5000 + 100 * i for i in range(30)]
+    assert [run_id for _, run_id in h.started] == [r.id for r in h.runs()]  # arrival order
+    assert most_in_any_window(starts, 1000) == 10
+
+
+def test_a_start_deferred_at_claim_says_until_when(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=2, period=2000, key="event.data.user")
+    h.burst(NOON, [{"user": "ann"} for _ in range(3)])
+    h.stall_until(NOON + 7000)
+    reason = waiting(h.runs()[2])
+    assert reason is not None
+    assert (reason["gate"], reason["key"], reason["until_ms"]) == ("throttle", "ann", NOON + 9000)
+    assert "12:00:09.000" in reason["words"]
+
+
+def test_an_event_arriving_during_a_catch_up_waits_behind_the_backlog(tmp_path: Path) -> None:
+    h = throttled(tmp_path, limit=10, period=1000)
+    h.burst(NOON, [{} for _ in range(20)])
+    h.stall_until(NOON + 5000)
+    h.send(NOON + 5050)  # its own reserved slot is now, but 19 starts wait before it
+    h.advance(NOON + 10_000)
+    starts = [at for at, _ in h.started]
+    assert starts == [NOON + 5000 + 100 * i for i in range(21)]
+    assert [run_id for _, run_id in h.started] == [r.id for r in h.runs()]
+
+
+def test_late_claims_in_normal_running_never_start_two_within_one_interval(
+    tmp_path: Path,
+) -> None:
+    h = throttled(tmp_path, limit=10, period=1000)
+    h.burst(NOON, [{} for _ in range(4)])  # slots +0, +100, +200, +300
+    h.stall_until(NOON + 130)  # the second start is 30 ms late …
+    h.stall_until(NOON + 200)  # … so the third may not go at its own slot
+    h.advance(NOON + 1000)
+    assert [at for at, _ in h.started] == [NOON + 130, NOON + 230, NOON + 330, NOON + 430]

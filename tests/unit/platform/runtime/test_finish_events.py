@@ -1,0 +1,54 @@
+"""The events a failed run emits carry Inngest's StandardError; the run's output keeps the
+error as the SDK sent it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from flow_harness import NOON, Harness
+from sqlalchemy import select
+from weir.platform.runtime import runs
+from weir.platform.store.schema import events
+
+SDK_ERROR = {"name": "ValueError", "message": "bad", "stack": "Traceback …", "code": "E_BAD"}
+
+
+def emitted(h: Harness, name: str) -> dict[str, Any]:
+    with h.engine.connect() as conn:
+        [payload] = conn.execute(select(events.c.payload).where(events.c.name == name)).all()
+    data: dict[str, Any] = json.loads(payload[0])["data"]
+    return data
+
+
+def fail(h: Harness, error: dict[str, Any], http_status: int) -> str:
+    h.send(NOON)
+    run_id = str(h.runs()[0].id)
+    with h.tx(NOON + 10) as tx:
+        runs.finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
+    return run_id
+
+
+def test_failed_events_carry_the_status_name_message_and_stack(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "weir.db")
+    run_id = fail(h, SDK_ERROR, 500)
+    standard = {
+        "error": "invalid status code: 500",
+        "name": "ValueError",
+        "message": "bad",
+        "stack": "Traceback …",
+    }
+    assert emitted(h, runs.FAILED)["error"] == standard
+    assert emitted(h, runs.FINISHED)["error"] == standard
+    assert json.loads(h.run(run_id).output) == SDK_ERROR  # the run's output is unchanged
+
+
+def test_a_failure_without_an_answer_repeats_its_message(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "weir.db")
+    fail(h, {"name": "ConnectionError", "message": "calling the app failed"}, 0)
+    assert emitted(h, runs.FAILED)["error"] == {
+        "error": "calling the app failed",
+        "name": "ConnectionError",
+        "message": "calling the app failed",
+    }
