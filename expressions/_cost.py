@@ -26,6 +26,7 @@ MAX_CHEAP_WORK = 1 << 16  # (references + 1) x weight^(1 + loops): a few ms at w
 TEXT_BYTES_PER_UNIT = 64
 
 _LOOPS = COMPREHENSIONS | {"matches"}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @dataclass(frozen=True)
@@ -33,18 +34,19 @@ class StaticCost:
     references: int  # member chains rooted at a variable, each occurrence counted
     loops: int  # comprehensions, plus `matches` calls
     literal_weight: int  # the source's own text, as weight
+    cheap_weight: int  # the largest total weight that is still cheap (0: never)
 
 
 def static_cost(tree: Node, references: int, source: str) -> StaticCost:
-    return StaticCost(references, _loops(tree), _text_weight(len(source.encode("utf-8"))))
+    loops = _loops(tree)
+    literal = _text_weight(len(source.encode("utf-8")))
+    return StaticCost(references, loops, literal, _largest_cheap_weight(references, loops))
 
 
 def is_cheap(cost: StaticCost, activation: dict[str, Any]) -> bool:
     """True only when the evaluation is bounded to a few milliseconds and a small result."""
-    budget = _largest_cheap_weight(cost)
-    if budget < 1:
-        return False
-    return cost.literal_weight + weight(activation.values(), budget) <= budget
+    room = cost.cheap_weight - cost.literal_weight
+    return room > 0 and weight(activation.values(), room) <= room
 
 
 def weight(values: Iterable[Any], limit: int) -> int:
@@ -53,19 +55,36 @@ def weight(values: Iterable[Any], limit: int) -> int:
     stack = list(values)
     while stack and total <= limit:
         value = stack.pop()
-        total += 1
-        if isinstance(value, dict):
+        kind = type(value)  # exact types first: this runs on every evaluation
+        if kind is str or kind is bytes:
+            total += 1 + len(value) // TEXT_BYTES_PER_UNIT
+        elif kind is dict:
             stack.extend(value.values())
-            total += len(value)  # keys too; most are short text
-        elif isinstance(value, list | tuple):
+            total += 1 + len(value)  # keys too; most are short text
+        elif kind is list or kind is tuple:
             stack.extend(value)
-        elif isinstance(value, str | bytes):
-            total += _text_weight(len(value))
+            total += 1
+        else:
+            total += 1 + _other_weight(value, stack)
     return total
+
+
+def _other_weight(value: Any, stack: list[Any]) -> int:
+    """Subclasses of the containers and of text (rare); numbers, booleans and None weigh 0."""
+    if isinstance(value, dict):
+        stack.extend(value.values())
+        return len(value)
+    if isinstance(value, list | tuple):
+        stack.extend(value)
+    elif isinstance(value, str | bytes):
+        return len(value) // TEXT_BYTES_PER_UNIT
+    return 0
 
 
 def result_size(value: Any, limit: int) -> int:
     """Roughly the bytes of a result (text by length, 8 per other value), or past `limit`."""
+    if type(value) in _SCALARS:  # nearly every result: a condition, a key or a priority
+        return len(value) if type(value) is str else 8
     total = 0
     stack = [value]
     while stack and total <= limit:
@@ -79,13 +98,13 @@ def result_size(value: Any, limit: int) -> int:
     return total
 
 
-def _largest_cheap_weight(cost: StaticCost) -> int:
+def _largest_cheap_weight(references: int, loops: int) -> int:
     """The largest total weight w with (references + 1) * w^(1 + loops) <= MAX_CHEAP_WORK."""
-    per_reference = MAX_CHEAP_WORK // (cost.references + 1)
-    root = int(per_reference ** (1 / (1 + cost.loops)))
-    while (root + 1) ** (1 + cost.loops) <= per_reference:  # float roots may fall short by 1
+    per_reference = MAX_CHEAP_WORK // (references + 1)
+    root = int(per_reference ** (1 / (1 + loops)))
+    while (root + 1) ** (1 + loops) <= per_reference:  # float roots may fall short by 1
         root += 1
-    while root > 0 and root ** (1 + cost.loops) > per_reference:
+    while root > 0 and root ** (1 + loops) > per_reference:
         root -= 1
     return min(root, MAX_CHEAP_WEIGHT)
 
