@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Any
 
+import orjson
+
 from . import _worker
 from ._budget import Budget
 from ._errors import BudgetExceeded, EvaluationError
@@ -188,8 +190,14 @@ class WorkerPool:
 
 
 def _request(source: str, activation: dict[str, Any], budget: Budget) -> bytes:
+    # The encoding holds the GIL (the event loop waits meanwhile): orjson is ~4x faster than
+    # pickle on a 3 MiB event. Pickle covers what JSON cannot carry (big ints, CEL values).
     try:
-        return frame((source, activation, budget.result_bytes))
+        encoded: tuple[str, Any] = ("json", orjson.dumps(activation))
+    except (TypeError, orjson.JSONEncodeError):
+        encoded = ("pickle", activation)
+    try:
+        return frame((source, budget.result_bytes, *encoded))
     except RecursionError:  # pickle recurses per level; only hostile data nests this deep
         raise BudgetExceeded(source, _TOO_DEEP) from None
 

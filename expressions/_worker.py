@@ -1,11 +1,12 @@
 """A worker process that evaluates expressions for its parent, one request at a time.
 
-Run as a script (`python _worker.py MEMORY_BYTES`), importing nothing but the evaluator so it
-starts in tens of milliseconds. It caps its own address space (so a runaway allocation aborts
-this process, not the parent), writes one READY byte, then answers length-prefixed pickled
-requests (source, activation, result byte limit) on stdin with (verdict, payload) on stdout:
-("ok", result), ("error", reason) or ("too_big", size). It exits at end of input, i.e. when
-its parent closes the pipe or dies. Only the parent's pickles are read.
+Run as a script (`python _worker.py MEMORY_BYTES`), importing nothing but the evaluator and
+orjson so it starts in tens of milliseconds. It caps its own address space (so a runaway
+allocation aborts this process, not the parent), writes one READY byte, then answers
+length-prefixed pickled requests (source, result byte limit, "json" or "pickle", activation)
+on stdin with (verdict, payload) on stdout: ("ok", result), ("error", reason) or
+("too_big", size). It exits at end of input, i.e. when its parent closes the pipe or dies.
+Only the parent's pickles are read.
 
 `reason` is shared with the in-process evaluator, so both word an error the same way.
 """
@@ -18,6 +19,7 @@ import sys
 from typing import Any, BinaryIO
 
 import cel
+import orjson
 
 HEADER_BYTES = 8
 READY = b"R"
@@ -50,8 +52,9 @@ def _read_message(stream: BinaryIO) -> Any | None:
     return pickle.loads(stream.read(int.from_bytes(header, "big")))
 
 
-def _answer(programs: dict[str, Any], request: tuple[str, dict[str, Any], int]) -> bytes:
-    source, activation, result_limit = request
+def _answer(programs: dict[str, Any], request: tuple[str, int, str, Any]) -> bytes:
+    source, result_limit, encoding, encoded = request
+    activation = orjson.loads(encoded) if encoding == "json" else encoded
     try:
         if source not in programs:
             programs[source] = cel.compile(source)
