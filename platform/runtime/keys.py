@@ -9,6 +9,8 @@ those results. Outside admission (wait and cancel matching) it counts as no matc
 
 import logging
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from weir.expressions import (
     EvaluationError,
     ExpressionError,
     compile_expression,
+    current_budget,
     key_hash,
     stable_key,
 )
@@ -26,6 +29,12 @@ from weir.expressions import (
 log = logging.getLogger("weir.runtime")
 _local = threading.local()  # the writer thread's memo of the admission in progress
 Failure = EvaluationError | ExpressionError
+# One event may meet many functions, each with costly expressions. Together they may hold the
+# writer for this many expression budgets; past that, its costly evaluations are refused at
+# once. Spending is tracked for the last few events (by identity, kept alive meanwhile).
+EVENT_BUDGETS = 2
+_TRACKED_EVENTS = 8
+_SLOW_MS = 1.0  # cheaper evaluations are not worth tracking
 
 
 @dataclass(frozen=True)
@@ -98,10 +107,51 @@ def _outcome(expression: str, activation: dict[str, Any]) -> Any:
     key = (expression, tuple((name, id(value)) for name, value in activation.items()))
     if memo is not None and key in memo:
         return memo[key][1]
-    try:
-        value = compile_expression(expression, tuple(activation)).evaluate(activation)
-    except (EvaluationError, ExpressionError) as failure:
-        value = failure
+    value = _evaluate(expression, activation)
     if memo is not None:
         memo[key] = (activation, value)
     return value
+
+
+def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
+    spent = _spending()
+    try:
+        compiled = compile_expression(expression, tuple(activation))
+        if _overspent(spent, activation) and not compiled.is_cheap(activation):
+            return BudgetExceeded(expression, _overspent_reason())
+        start = time.perf_counter()
+        try:
+            return compiled.evaluate(activation)
+        finally:
+            _charge(spent, activation, (time.perf_counter() - start) * 1000)
+    except (EvaluationError, ExpressionError) as failure:
+        return failure
+
+
+def _spending() -> "OrderedDict[int, tuple[Any, float]]":
+    spent: OrderedDict[int, tuple[Any, float]] | None = getattr(_local, "spent", None)
+    if spent is None:
+        spent = _local.spent = OrderedDict()
+    return spent
+
+
+def _overspent(spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[str, Any]) -> bool:
+    limit = EVENT_BUDGETS * current_budget().time_ms
+    return any(spent.get(id(value), (None, 0.0))[1] >= limit for value in activation.values())
+
+
+def _charge(
+    spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[str, Any], ms: float
+) -> None:
+    if ms < _SLOW_MS:
+        return
+    for value in activation.values():
+        _, before = spent.pop(id(value), (value, 0.0))
+        spent[id(value)] = (value, before + ms)  # the value is kept so its id stays its own
+    while len(spent) > _TRACKED_EVENTS:
+        spent.popitem(last=False)
+
+
+def _overspent_reason() -> str:
+    total = EVENT_BUDGETS * current_budget().time_ms
+    return f"the event already used its total expression budget of {total} ms"

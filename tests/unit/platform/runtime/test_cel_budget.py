@@ -126,3 +126,17 @@ def test_a_costly_wait_if_does_not_resume_and_the_next_event_still_can(tmp_path:
     assert len(h.waits()) == 1
     h.send(NOON + 3, small(), name="app/reply")
     assert h.waits() == []
+
+
+def test_one_event_holds_the_writer_for_at_most_two_budgets_over_many_functions(
+    tmp_path: Path,
+) -> None:
+    costly = [replace(config(f"fn{i}"), triggers=(EventTrigger(EVENT, FILTER),)) for i in range(4)]
+    h = Harness(tmp_path / "weir.db", *costly)
+    h.send(NOON, hostile())
+    details = sorted(refusals(h))
+    assert len(details) == 4
+    assert sum("cost budget of 300 ms" in d for d in details) == 2
+    assert sum("total expression budget of 600 ms" in d for d in details) == 2
+    h.send(NOON + 1, small())  # another event has its own budget
+    assert len(h.runs()) == 4
