@@ -31,9 +31,10 @@ _local = threading.local()  # the writer thread's memo of the admission in progr
 Failure = EvaluationError | ExpressionError
 # One event may meet many functions, each with costly expressions. Together they may hold the
 # writer for this many expression budgets; past that, its costly evaluations are refused at
-# once. Spending is tracked for the last few events (by identity, kept alive meanwhile).
+# once. Spending is tracked for the last few payloads (by identity, kept alive meanwhile:
+# a wait's match charges both its run's event and the new one).
 EVENT_BUDGETS = 2
-_TRACKED_EVENTS = 8
+_TRACKED_EVENTS = 2
 _SLOW_MS = 1.0  # cheaper evaluations are not worth tracking
 
 
@@ -103,13 +104,15 @@ def expression_holds(expression: str | None, activation: dict[str, Any]) -> bool
 def _outcome(expression: str, activation: dict[str, Any]) -> Any:
     """The result, or the Failure; from the memo when this admission has one."""
     memo: dict[Any, tuple[dict[str, Any], Any]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return _evaluate(expression, activation)
     # The memo keeps the activation's values alive, so their ids cannot be reused meanwhile.
-    key = (expression, tuple((name, id(value)) for name, value in activation.items()))
-    if memo is not None and key in memo:
-        return memo[key][1]
+    key = (expression, *[id(value) for value in activation.values()], *activation)
+    found = memo.get(key)
+    if found is not None:
+        return found[1]
     value = _evaluate(expression, activation)
-    if memo is not None:
-        memo[key] = (activation, value)
+    memo[key] = (activation, value)
     return value
 
 
@@ -117,13 +120,15 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
     spent = _spending()
     try:
         compiled = compile_expression(expression, tuple(activation))
-        if _overspent(spent, activation) and not compiled.is_cheap(activation):
+        if spent and _overspent(spent, activation) and not compiled.is_cheap(activation):
             return BudgetExceeded(expression, _overspent_reason())
         start = time.perf_counter()
         try:
             return compiled.evaluate(activation)
         finally:
-            _charge(spent, activation, (time.perf_counter() - start) * 1000)
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            if elapsed_ms >= _SLOW_MS:
+                _charge(spent, activation, elapsed_ms)
     except (EvaluationError, ExpressionError) as failure:
         return failure
 
@@ -143,8 +148,6 @@ def _overspent(spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[st
 def _charge(
     spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[str, Any], ms: float
 ) -> None:
-    if ms < _SLOW_MS:
-        return
     for value in activation.values():
         _, before = spent.pop(id(value), (value, 0.0))
         spent[id(value)] = (value, before + ms)  # the value is kept so its id stays its own
