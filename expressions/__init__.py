@@ -3,21 +3,28 @@
 celpy's pure-Python parser is the front end: every expression is parsed and checked (size,
 nesting, comprehensions, which variables it may name) before the Rust evaluator (`cel`) ever
 sees it, and the tree tells which fields it reads so each evaluation gets only those.
+Every evaluation is bounded: a cost model runs provably cheap ones in-process and the rest in
+supervised worker processes under a time, memory and result-size budget (`Budget`).
 This package knows nothing of the platform.
 """
 
-from ._errors import EvaluationError, ExpressionError
+from ._budget import Budget, configure_budget, current_budget
+from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._expression import Expression, check_expression, compile_expression
 from ._keys import key_hash, stable_key
 from ._limits import MAX_EXPRESSION_BYTES
 
 __all__ = [
     "MAX_EXPRESSION_BYTES",
+    "Budget",
+    "BudgetExceeded",
     "EvaluationError",
     "Expression",
     "ExpressionError",
     "check_expression",
     "compile_expression",
+    "configure_budget",
+    "current_budget",
     "key_hash",
     "stable_key",
 ]

@@ -1,4 +1,4 @@
-"""The two errors `weir.expressions` raises: one before evaluation, one during it."""
+"""The errors `weir.expressions` raises: one before evaluation, two during it."""
 
 from __future__ import annotations
 
@@ -26,6 +26,17 @@ class EvaluationError(Exception):
         super().__init__(f"evaluating {_excerpt(source)} failed: {reason}")
 
     def __reduce__(self) -> tuple[type[EvaluationError], tuple[str, str]]:
+        return (type(self), (self.source, self.reason))
+
+
+class BudgetExceeded(EvaluationError):
+    """An evaluation ran past its time, memory or result-size budget and was stopped.
+
+    The data, not the expression, is to blame (the same expression is cheap on small events),
+    so callers refuse this one event's admission instead of treating it as a normal error.
+    """
+
+    def __reduce__(self) -> tuple[type[BudgetExceeded], tuple[str, str]]:
         return (type(self), (self.source, self.reason))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import cel
 
 from ._errors import EvaluationError, ExpressionError
+from ._worker import reason
 
 _PASS_THROUGH = (KeyboardInterrupt, SystemExit)
 
@@ -31,7 +32,7 @@ def execute(program: Any, source: str, activation: dict[str, Any]) -> Any:
     except _PASS_THROUGH:
         raise
     except BaseException as error:
-        raise EvaluationError(source, _reason(error)) from error
+        raise EvaluationError(source, reason(error)) from error
 
 
 def _verdict(source: str, error: BaseException) -> str:
@@ -39,14 +40,6 @@ def _verdict(source: str, error: BaseException) -> str:
         return f"panicked on it: {_shorten(str(error))}"
     echo = f"Failed to parse expression '{source}': "  # it repeats the source; we name it already
     return f"rejected it: {_shorten(str(error).removeprefix(echo))}"
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, KeyError):
-        return f"no such field or key: {error.args[0]!r}" if error.args else "no such key"
-    if isinstance(error, Exception):
-        return f"{type(error).__name__}: {_shorten(str(error))}"
-    return f"the evaluator panicked: {_shorten(str(error))}"
 
 
 def _shorten(text: str, limit: int = 300) -> str:

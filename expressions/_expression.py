@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ._errors import EvaluationError, ExpressionError
+from ._budget import Budget, current_budget
+from ._cost import StaticCost, is_cheap, result_size, static_cost
+from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._evaluate import compile_program, execute
 from ._limits import length_problem, shape_problems
 from ._parse import parse
+from ._pool import POOL
 from ._prune import Trie, build_trie, minimal_paths, prune
 from ._references import find_references
 
@@ -28,17 +31,42 @@ class Expression:
     paths: tuple[tuple[str, ...], ...]  # minimal: no path extends another
     _program: Any = field(repr=False, compare=False)
     _trie: Trie = field(repr=False, compare=False)
+    _cost: StaticCost = field(repr=False, compare=False)
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
-        """The plain Python result; raises EvaluationError. Only referenced fields are passed."""
-        return execute(self._program, self.source, prune(activation, self._trie))
+        """The plain Python result; raises EvaluationError. Only referenced fields are passed.
+
+        Runs in-process when the cost model proves it cheap (plain keys and conditions over
+        small values: microseconds); otherwise in a worker process under the budget (see
+        `_budget`), raising BudgetExceeded when it runs out of time, memory or result size.
+        """
+        pruned = prune(activation, self._trie)
+        budget = current_budget()
+        if not is_cheap(self._cost, pruned):
+            return POOL.evaluate(self.source, pruned, budget)
+        result = execute(self._program, self.source, pruned)
+        if result_size(result, budget.result_bytes) > budget.result_bytes:
+            # Cheap to make (a few ms at most) but still too big to key or store.
+            raise BudgetExceeded(self.source, _too_big(budget))
+        return result
+
+    def is_cheap(self, activation: Mapping[str, Any]) -> bool:
+        """Whether `evaluate` would run in-process: cheap to ask (microseconds at any size)."""
+        return is_cheap(self._cost, prune(activation, self._trie))
 
     def matches(self, activation: Mapping[str, Any]) -> bool:
-        """True only when the result is exactly `true`; any error counts as no match."""
+        """True only when the result is exactly `true`; an error counts as no match, but an
+        exceeded budget is raised (BudgetExceeded): the caller must say why it refused."""
         try:
             return self.evaluate(activation) is True
+        except BudgetExceeded:
+            raise
         except EvaluationError:
             return False
+
+
+def _too_big(budget: Budget) -> str:
+    return f"its result is larger than the result size budget of {budget.result_bytes} bytes"
 
 
 def compile_expression(source: str, variables: Collection[str] = ("event",)) -> Expression:
@@ -57,12 +85,15 @@ def check_expression(source: str, variables: Collection[str] = ("event",)) -> li
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _compile(source: str, variables: frozenset[str]) -> Expression:
-    paths = _checked_paths(source, variables)
+    paths, cost = _checked_paths(source, variables)
     program = compile_program(source)  # only text our own checks accepted reaches it
-    return Expression(source, variables, paths, program, build_trie(paths))
+    POOL.warm(current_budget())  # so a later costly evaluation need not wait for a start
+    return Expression(source, variables, paths, program, build_trie(paths), cost)
 
 
-def _checked_paths(source: str, variables: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+def _checked_paths(
+    source: str, variables: frozenset[str]
+) -> tuple[tuple[tuple[str, ...], ...], StaticCost]:
     too_long_or_empty = length_problem(source)
     if too_long_or_empty:
         raise ExpressionError(source, too_long_or_empty)  # never parse what is oversized
@@ -71,7 +102,8 @@ def _checked_paths(source: str, variables: frozenset[str]) -> tuple[tuple[str, .
     problems = _unknown_names(references.unknown, variables) + shape_problems(tree)
     if problems:
         raise ExpressionError(source, *problems)
-    return minimal_paths(references.paths)
+    cost = static_cost(tree, len(references.paths), source)
+    return minimal_paths(references.paths), cost
 
 
 def _unknown_names(unknown: list[str], variables: frozenset[str]) -> list[str]:

@@ -9,11 +9,19 @@ cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 from dataclasses import dataclass, field
 from typing import Any
 
+from weir.expressions import BudgetExceeded
+from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
 from weir.platform.registry import INVOKED, Function
-from weir.platform.runtime import flow
-from weir.platform.runtime.keys import evaluate_key, evaluate_value, expression_holds
+from weir.platform.runtime import flow, flow_support
+from weir.platform.runtime.keys import (
+    condition,
+    evaluate_key,
+    evaluate_value,
+    evaluated_once,
+    prepare,
+)
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
@@ -43,7 +51,13 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
         _admit_invoke(tx, event_id, payload, received_at)
         return
     for fn, triggers in tx.registry.triggered_by(payload["name"]):
-        if any(expression_holds(t.expression, {"event": payload}) for t in triggers):
+        try:
+            matched = any(condition(t.expression, {"event": payload}) for t in triggers)
+        except BudgetExceeded as over:
+            detail = f"trigger if: {over}"
+            records.record_outcome(tx.conn, event_id, fn.id, OVER_BUDGET, None, detail, tx.now)
+            continue
+        if matched:
             admit(tx, Candidate(fn, [event_id], [payload], received_at))
 
 
@@ -60,7 +74,8 @@ def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: i
         fail_invoke(tx, payload, f"the invoked function {fn.slug!r} started no run: {refusal}")
 
 
-SKIPS = ("rate_limited", "idempotent", "singleton_skipped", "duplicate_event_id")
+OVER_BUDGET = "expression_over_budget"
+SKIPS = ("rate_limited", "idempotent", "singleton_skipped", "duplicate_event_id", OVER_BUDGET)
 
 
 def _refusal(tx: Tx, event_id: str) -> str | None:
@@ -72,11 +87,45 @@ def _refusal(tx: Tx, event_id: str) -> str | None:
 
 
 def admit(tx: Tx, cand: Candidate) -> str | None:
-    """Run the gates in order; returns the new run's id, or None if no run starts now."""
-    for gate in flow.PRE_RUN_GATES:
-        if not gate(tx, cand):
+    """Run the gates in order; returns the new run's id, or None if no run starts now.
+
+    Every expression the gates will need is evaluated first, so an event that exceeds an
+    expression budget is refused whole, before any gate has spent or stored anything."""
+    with evaluated_once():
+        over = prepare(_expressions(cand), {"event": cand.event})
+        if over is not None:
+            flow_support.record_all(tx, cand, OVER_BUDGET, None, str(over))
             return None
-    return start_run(tx, cand, new_id(tx.now))
+        for gate in flow.PRE_RUN_GATES:
+            if not gate(tx, cand):
+                return None
+        return start_run(tx, cand, new_id(tx.now))
+
+
+def _expressions(cand: Candidate) -> list[str]:
+    """The expressions of the gates this candidate still passes, and of its run's keys."""
+    cfg: FunctionConfig = cand.fn.config
+    gated: list[tuple[str, Any, list[str | None]]] = [
+        (flow_support.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
+        (flow_support.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
+        (flow_support.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
+        (flow_support.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
+        (flow_support.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
+        (flow_support.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
+    ]
+    found = [
+        e for g, option, exprs in gated if flow_support.applies(cand, g, option) for e in exprs
+    ]
+    found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
+    return [e for e in found if e is not None]
+
+
+def _if(cfg: FunctionConfig) -> str | None:
+    return None if cfg.batching is None else cfg.batching.if_expr
+
+
+def _key(option: Any) -> str | None:
+    return None if option is None else option.key
 
 
 def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:

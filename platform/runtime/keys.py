@@ -1,15 +1,41 @@
-"""Flow-control keys of a run: evaluate a key expression into readable text and a hash."""
+"""Flow-control keys of a run: evaluate a key expression into readable text and a hash.
 
+Every evaluation is bounded (see weir.expressions: cheap ones in-process, costly ones in a
+worker under a time, memory and result-size budget). An exceeded budget is the event's fault,
+not the expression's: admission evaluates a function's expressions up front (`prepare`) and
+refuses the event with the reason, before any gate has changed state; the gates then reuse
+those results. Outside admission (wait and cancel matching) it counts as no match.
+"""
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from weir.expressions import (
+    BudgetExceeded,
     EvaluationError,
     ExpressionError,
     compile_expression,
+    current_budget,
     key_hash,
     stable_key,
 )
+
+log = logging.getLogger("weir.runtime")
+_local = threading.local()  # the writer thread's memo of the admission in progress
+Failure = EvaluationError | ExpressionError
+# One event may meet many functions, each with costly expressions. Together they may hold the
+# writer for this many expression budgets; past that, its costly evaluations are refused at
+# once. Spending is tracked for the last few payloads (by identity, kept alive meanwhile:
+# a wait's match charges both its run's event and the new one).
+EVENT_BUDGETS = 2
+_TRACKED_EVENTS = 2
+_SLOW_MS = 1.0  # cheaper evaluations are not worth tracking
 
 
 @dataclass(frozen=True)
@@ -19,29 +45,116 @@ class EvaluatedKey:
     warning: str | None = None
 
 
+@contextmanager
+def evaluated_once() -> Iterator[None]:
+    """Within it (one admission), each expression is evaluated once per activation."""
+    outer = getattr(_local, "memo", None)
+    _local.memo = {}
+    try:
+        yield
+    finally:
+        _local.memo = outer
+
+
+def prepare(expressions: Iterable[str], activation: dict[str, Any]) -> BudgetExceeded | None:
+    """Evaluate each now (inside `evaluated_once`); the first exceeded budget, if any."""
+    for expression in expressions:
+        outcome = _outcome(expression, activation)
+        if isinstance(outcome, BudgetExceeded):
+            return outcome
+    return None
+
+
 def evaluate_key(namespace: str, expression: str | None, event: dict[str, Any]) -> EvaluatedKey:
     """A failing key expression puts the run in the shared empty-key bucket, with a warning."""
     if expression is None:
         return EvaluatedKey("", key_hash(namespace))
-    try:
-        text = stable_key(compile_expression(expression).evaluate({"event": event}))
-    except (EvaluationError, ExpressionError) as exc:
-        warning = f"key expression {expression!r} failed ({exc}); the run uses the empty key"
+    value = _outcome(expression, {"event": event})
+    if isinstance(value, Failure):
+        warning = f"key expression {expression!r} failed ({value}); the run uses the empty key"
         return EvaluatedKey("", key_hash(f"{namespace}\x00{expression}\x00"), warning)
+    text = stable_key(value)
     return EvaluatedKey(text[:512], key_hash(f"{namespace}\x00{expression}\x00{text}"))
 
 
 def evaluate_value(expression: str, event: dict[str, Any]) -> Any:
-    try:
-        return compile_expression(expression).evaluate({"event": event})
-    except (EvaluationError, ExpressionError):
-        return None
+    value = _outcome(expression, {"event": event})
+    return None if isinstance(value, Failure) else value
+
+
+def condition(expression: str | None, activation: dict[str, Any]) -> bool:
+    """Whether it holds; raises BudgetExceeded so that the caller can say why it refused."""
+    if expression is None:
+        return True
+    value = _outcome(expression, activation)
+    if isinstance(value, BudgetExceeded):
+        raise value
+    return value is True
 
 
 def expression_holds(expression: str | None, activation: dict[str, Any]) -> bool:
-    if expression is None:
-        return True
+    """Whether it holds; an exceeded budget counts as no match (and is logged)."""
     try:
-        return compile_expression(expression, tuple(activation)).matches(activation)
-    except ExpressionError:
+        return condition(expression, activation)
+    except BudgetExceeded as over:
+        log.warning("no match: %s", over)
         return False
+
+
+def _outcome(expression: str, activation: dict[str, Any]) -> Any:
+    """The result, or the Failure; from the memo when this admission has one."""
+    memo: dict[Any, tuple[dict[str, Any], Any]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return _evaluate(expression, activation)
+    # The memo keeps the activation's values alive, so their ids cannot be reused meanwhile.
+    key = (expression, *[id(value) for value in activation.values()], *activation)
+    found = memo.get(key)
+    if found is not None:
+        return found[1]
+    value = _evaluate(expression, activation)
+    memo[key] = (activation, value)
+    return value
+
+
+def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
+    spent = _spending()
+    try:
+        compiled = compile_expression(expression, tuple(activation))
+        if spent and _overspent(spent, activation) and not compiled.is_cheap(activation):
+            return BudgetExceeded(expression, _overspent_reason())
+        start = time.perf_counter()
+        try:
+            return compiled.evaluate(activation)
+        finally:
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            if elapsed_ms >= _SLOW_MS:
+                _charge(spent, activation, elapsed_ms)
+    except (EvaluationError, ExpressionError) as failure:
+        return failure
+
+
+def _spending() -> "OrderedDict[int, tuple[Any, float]]":
+    spent: OrderedDict[int, tuple[Any, float]] | None = getattr(_local, "spent", None)
+    if spent is None:
+        spent = _local.spent = OrderedDict()
+    return spent
+
+
+def _overspent(spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[str, Any]) -> bool:
+    limit = EVENT_BUDGETS * current_budget().time_ms
+    return any(spent.get(id(value), (None, 0.0))[1] >= limit for value in activation.values())
+
+
+def _charge(
+    spent: "OrderedDict[int, tuple[Any, float]]", activation: dict[str, Any], ms: float
+) -> None:
+    for value in activation.values():
+        _, before = spent.pop(id(value), (value, 0.0))
+        spent[id(value)] = (value, before + ms)  # the value is kept so its id stays its own
+    while len(spent) > _TRACKED_EVENTS:
+        spent.popitem(last=False)
+
+
+def _overspent_reason() -> str:
+    total = EVENT_BUDGETS * current_budget().time_ms
+    return f"the event already used its total expression budget of {total} ms"

@@ -15,6 +15,7 @@ import cel
 import pytest
 from weir.expressions import (
     MAX_EXPRESSION_BYTES,
+    BudgetExceeded,
     ExpressionError,
     check_expression,
     compile_expression,
@@ -93,11 +94,20 @@ def test_a_member_chain_at_the_byte_limit_evaluates_or_fails_cleanly() -> None:
     depth = (MAX_EXPRESSION_BYTES - len("event")) // 2  # 2045 selections of `.a`
     expression = compile_expression("event" + ".a" * depth)
     assert len(expression.paths[0]) == depth + 1
+    payload = _nested(depth)
+    # Too deep to be provably cheap, and too deep to send to a worker: refused, not a crash.
+    with pytest.raises(BudgetExceeded, match="nested too deeply"):
+        expression.evaluate({"event": payload})
+    shallow = compile_expression("event" + ".a" * 100)
+    assert shallow.evaluate({"event": _nested(100)}) == "leaf"
+    assert not expression.matches({"event": {"a": {"a": 1}}})  # an int has no fields
+
+
+def _nested(depth: int) -> Any:
     payload: Any = "leaf"
     for _ in range(depth):
         payload = {"a": payload}
-    assert expression.evaluate({"event": payload}) == "leaf"
-    assert not expression.matches({"event": {"a": {"a": 1}}})  # an int has no fields
+    return payload
 
 
 def test_the_byte_limit_counts_utf8_bytes_not_characters() -> None:

@@ -1,0 +1,273 @@
+"""Bounded CEL on hostile input: time to answer vs the budget, health meanwhile, fast path cost.
+
+1. In-process fast path: CPU µs per evaluation of typical expressions on a 1 KB event through
+   `Expression.evaluate` (cost model + in-process evaluation + result-size check), against a
+   baseline in the same process: prune + execute with the same compiled program, which is
+   what every evaluation cost before the budget existed.
+2. Expression level: how long `evaluate` takes to give up on a ~3 MiB event with the worst
+   accepted expressions (quadratic `filter`, string-building `map`), against the time budget,
+   and the longest another thread waited meanwhile for a 1 ms sleep (what holding the GIL
+   would cost an event loop), against the same wait in an idle process.
+3. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`.
+   POST of a ~3 MiB event that triggers it, against the same POST under a name that triggers
+   nothing (baseline: ingest and storage alone), while another thread GETs /health/live in a
+   loop; its latencies against those of an idle server.
+
+Each figure is the median of several runs.
+
+    .venv/bin/python bench/bench_cel_budget.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bench_expressions import make_event
+from weir.expressions import (
+    BudgetExceeded,
+    compile_expression,
+    current_budget,
+    key_hash,
+    stable_key,
+)
+from weir.expressions._evaluate import execute
+from weir.expressions._pool import POOL
+from weir.expressions._prune import prune
+from weir.platform.runtime import keys
+
+FAST = [
+    "event.data.accountId",
+    'event.data.amount > 100 && event.data.currency == "USD"',
+    'event.data.tenantId + "-" + event.data.region',
+    'event.data.items.exists(i, i.sku == "sku_3")',
+]
+FILTER = "event.data.items.filter(i, i > 0).size() > 0"
+STRINGS = 'event.data.items.map(i, string(i) + "-" + string(i)).size()'
+FAST_CALLS = 2000  # per timed sample; CPU time of this thread, so other processes matter less
+HOSTILE_ITEMS = 1_500_000  # [1, 1, …] is ~3 MiB as JSON
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fast_path(runs: int) -> None:
+    print("\n1. fast path on a 1 KB event: CPU µs per evaluation (ratio = now / before)")
+    activation = {"event": make_event(1_000)}
+    for source in FAST:
+        expression = compile_expression(source)
+        assert expression.is_cheap(activation), source
+        program, trie = expression._program, expression._trie
+
+        def before(program: Any = program, trie: Any = trie, source: str = source) -> Any:
+            return execute(program, source, prune(activation, trie))
+
+        now, was = interleaved(lambda e=expression: e.evaluate(activation), before, runs)
+        print(f"   {source:<56} now {now:7.2f}  before {was:7.2f}  ratio {now / was:5.2f}")
+    print("   a concurrency key as admission evaluates it (memo, event budget) vs as it was:")
+    source, event = FAST[0], activation["event"]
+    now, was = interleaved(
+        lambda: keys.evaluate_key("concurrency", source, event),
+        lambda: _key_as_it_was("concurrency", source, event),
+        runs,
+    )
+    label = f"evaluate_key: {source}"
+    print(f"   {label:<56} now {now:7.2f}  before {was:7.2f}  ratio {now / was:5.2f}")
+
+
+def _key_as_it_was(namespace: str, source: str, event: dict[str, Any]) -> tuple[str, str]:
+    """runtime.keys.evaluate_key before the budget, on success."""
+    text = stable_key(compile_expression(source).evaluate({"event": event}))
+    return text[:512], key_hash(f"{namespace}\x00{source}\x00{text}")
+
+
+def interleaved(
+    now: Callable[[], object], before: Callable[[], object], runs: int
+) -> tuple[float, float]:
+    """Median CPU µs per call of each, measured in alternation so both see the same load."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs * 3):
+        for call, into in ((now, samples[0]), (before, samples[1])):
+            start = time.thread_time()
+            for _ in range(FAST_CALLS):
+                call()
+            into.append((time.thread_time() - start) / FAST_CALLS * 1e6)
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
+def expression_level(runs: int) -> None:
+    budget = current_budget().time_ms
+    print(f"\n2. giving up on a ~3 MiB event in-process, budget {budget} ms: median ms")
+    print("   (stall: the longest another thread of this process waited for a 1 ms sleep)")
+    activation = {"event": {"data": {"items": [1] * HOSTILE_ITEMS}}}
+    idle = statistics.median(stall_while(lambda: time.sleep(0.3))[1] for _ in range(runs))
+    print(f"   {'idle (baseline)':<60} {'':>10} stall {idle:5.1f} ms")
+    for source in (FILTER, STRINGS):
+        expression = compile_expression(source)
+        samples = []
+        for _ in range(runs):
+            assert POOL.wait_until_ready(current_budget())  # a replacement starts meanwhile
+            samples.append(stall_while(lambda e=expression: _give_up(e, activation)))
+        took = statistics.median(t for t, _ in samples)
+        stall = statistics.median(s for _, s in samples)
+        over = f"(budget + {took - budget:.1f})"
+        print(f"   {source:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
+
+
+def _give_up(expression: Any, activation: dict[str, Any]) -> None:
+    with suppress(BudgetExceeded):
+        expression.evaluate(activation)
+
+
+def stall_while(busy: Callable[[], None]) -> tuple[float, float]:
+    """ms `busy` took, and the longest ms a 1 ms sleep of another thread took meanwhile
+    (what the GIL, held by encoding or evaluating, costs an event loop)."""
+    longest = [0.0]
+    done = threading.Event()
+
+    def ticker() -> None:
+        while not done.is_set():
+            start = time.perf_counter()
+            time.sleep(0.001)
+            longest[0] = max(longest[0], (time.perf_counter() - start) * 1000)
+
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    start = time.perf_counter()
+    busy()
+    took = (time.perf_counter() - start) * 1000
+    done.set()
+    thread.join()
+    return took, longest[0]
+
+
+@contextmanager
+def weir_dev(tmp: Path) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    args = [sys.executable, "-m", "weir", "dev", "--port", str(port)]
+    args += ["--database-url", f"sqlite:///{tmp / 'weir.db'}"]
+    env = os.environ | {"PYTHONUNBUFFERED": "1"}
+    with (tmp / "weir.log").open("ab") as log:
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_live(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _wait_live(url: str, proc: subprocess.Popen[bytes]) -> None:
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise SystemExit("weir dev exited early; see its log")
+        try:
+            if httpx.get(f"{url}/health/live").status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit("weir dev did not answer within 30 s")
+
+
+def register(url: str) -> None:
+    app = "http://127.0.0.1:1/api/inngest"  # never called: no run is started
+    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{app}?fnId=c"}}
+    fn = {
+        "id": "app-costly",
+        "name": "costly",
+        "triggers": [{"event": "t/big", "expression": FILTER}],
+        "steps": {"step": step},
+    }
+    body = {"appname": "app", "url": app, "sdk": "py:v0.1.0", "framework": "fast_api"}
+    body |= {"v": "0.1", "deploy_type": "ping", "functions": [fn]}
+    httpx.post(f"{url}/fn/register", json=body).raise_for_status()
+
+
+def health_while(url: str, busy: Callable[[], None]) -> tuple[float, list[float]]:
+    """Run `busy` (ms it took) while another thread times GET /health/live (ms each)."""
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client() as client:
+            while not done.is_set():
+                start = time.perf_counter()
+                client.get(f"{url}/health/live").raise_for_status()
+                latencies.append((time.perf_counter() - start) * 1000)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    start = time.perf_counter()
+    busy()
+    took = (time.perf_counter() - start) * 1000
+    done.set()
+    prober.join()
+    return took, latencies
+
+
+def server_level(runs: int) -> None:
+    budget = current_budget().time_ms
+    print(f"\n3. weir dev, POST of a ~3 MiB event, budget {budget} ms: median over {runs} runs")
+    data = {"items": [1] * HOSTILE_ITEMS}
+    hostile = json.dumps({"name": "t/big", "data": data}).encode()
+    plain = json.dumps({"name": "t/none", "data": data}).encode()
+    with tempfile.TemporaryDirectory() as tmp, weir_dev(Path(tmp)) as url:
+        register(url)
+        time.sleep(1.0)  # the worker pool warms in the background after the sync
+        idle = [health_while(url, lambda: time.sleep(0.5))[1] for _ in range(runs)]
+        rows: dict[str, list[tuple[float, list[float]]]] = {"plain": [], "hostile": []}
+        with httpx.Client(timeout=120) as client:
+            for _ in range(runs):
+                for label, body in (("plain", plain), ("hostile", hostile)):
+                    post = _poster(client, url, body)
+                    rows[label].append(health_while(url, post))
+                    time.sleep(0.5)  # a stopped worker's replacement starts meanwhile
+    _report("idle server", None, idle)
+    for label, results in rows.items():
+        _report(f"{label} POST", [t for t, _ in results], [h for _, h in results])
+
+
+def _poster(client: httpx.Client, url: str, body: bytes) -> Callable[[], None]:
+    def post() -> None:
+        headers = {"content-type": "application/json"}
+        client.post(f"{url}/e/key", content=body, headers=headers).raise_for_status()
+
+    return post
+
+
+def _report(label: str, took: list[float] | None, health: list[list[float]]) -> None:
+    answer = "" if took is None else f"answer {statistics.median(took):7.1f} ms   "
+    p50 = statistics.median(statistics.median(h) for h in health if h)
+    worst = statistics.median(max(h) for h in health if h)
+    count = statistics.median(len(h) for h in health)
+    health_text = f"health p50 {p50:5.1f} ms, max {worst:5.1f} ms ({count:.0f} GETs)"
+    print(f"   {label:<14} {answer}{health_text}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
+    runs = parser.parse_args().runs
+    print(f"load: {os.getloadavg()[0]:.2f} (1 min); budget: {current_budget()}")
+    fast_path(runs)
+    expression_level(runs)
+    server_level(runs)
+
+
+if __name__ == "__main__":
+    main()
