@@ -4,7 +4,7 @@ import json
 
 from weir.platform import app_hosts
 from weir.platform.executor import signing
-from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.settings import Settings
 
 
@@ -21,6 +21,8 @@ async def request_sync(client: AppClient, url: str, settings: Settings) -> str |
         headers["x-inngest-signature"] = signing.sign(body, settings.signing_key, _seconds())
     try:
         raw = await client.request("PUT", url, body, headers)
+    except Redirected as exc:
+        return str(exc)
     except TransportError as exc:
         return f"could not reach {url}: {exc}"
     return _sync_error(raw.status, raw.body)

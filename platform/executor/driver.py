@@ -10,7 +10,7 @@ import rfc8785
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
 from weir.platform.executor import limits, signing, trust
-from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.executor.request import CallState, build_body, step_url
 from weir.platform.executor.response import AttemptFailed, Outcome, RawResponse, classify, failed
 from weir.platform.registry import Function, Registry
@@ -98,6 +98,8 @@ class Driver:
             raw = await self.client.request(
                 "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
             )
+        except Redirected as exc:
+            return failed("Redirected", str(exc))
         except TransportError as exc:
             return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
         return self._judge(raw, state)

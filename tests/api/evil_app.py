@@ -147,8 +147,9 @@ MODES: dict[str, Handler] = {
 class EvilApp:
     """Serves MODES on 127.0.0.1 from a thread of its own; counts the calls per mode."""
 
-    def __init__(self, key: str | None = None) -> None:
+    def __init__(self, key: str | None = None, modes: dict[str, Handler] | None = None) -> None:
         self.key = key
+        self.modes = MODES | (modes or {})  # a test module's own misbehaviours besides these
         self.calls: dict[str, int] = {}
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -173,7 +174,7 @@ class EvilApp:
             body = await r.readexactly(int(headers.get("content-length", "0")))
             mode = request_line.split(" ")[1].split("?")[0].strip("/")
             self.calls[mode] = self.calls.get(mode, 0) + 1
-            await MODES[mode](w, json.loads(body) if body else {}, self)
+            await self.modes[mode](w, json.loads(body) if body else {}, self)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
