@@ -117,6 +117,12 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
         default=float(_env("APP_TIMEOUT", "7200") or 7200),
         help="seconds one call to an app may take [WEIR_APP_TIMEOUT]",
     )
+    p.add_argument(
+        "--sync-timeout",
+        type=float,
+        default=float(_env("SYNC_TIMEOUT", "15") or 15),
+        help="seconds a sync (the PUT to the app's serve URL) may take [WEIR_SYNC_TIMEOUT]",
+    )
 
 
 def _add_operations(p: argparse.ArgumentParser) -> None:
@@ -190,6 +196,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         admin_password=args.admin_password,
         allowed_app_hosts=tuple(args.allowed_app_hosts),
         app_timeout_s=args.app_timeout,
+        sync_timeout_s=args.sync_timeout,
     )
     return replace(settings, **_operations(args))
 

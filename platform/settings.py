@@ -22,6 +22,7 @@ class Settings:
     admin_password: str | None = None
     allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
+    sync_timeout_s: float = 15.0  # a sync's PUT: the app only posts its config back meanwhile
     log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run

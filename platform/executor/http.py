@@ -23,6 +23,7 @@ class Redirected(TransportError):
 class AppClient:
     def __init__(self, timeout_s: float = 7200.0, connect_timeout_s: float = 10.0) -> None:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._connect_timeout_s = connect_timeout_s
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -34,11 +35,21 @@ class AppClient:
         return self._session
 
     async def request(
-        self, method: str, url: str, body: bytes, headers: dict[str, str]
+        self,
+        method: str,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout_s: float | None = None,
     ) -> RawResponse:
+        """`timeout_s` replaces the client's (the app timeout) for this one request."""
+        timeout = self._timeout
+        if timeout_s is not None:
+            connect = min(timeout_s, self._connect_timeout_s)
+            timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect)
         try:
             async with self._client().request(
-                method, url, data=body, headers=headers, allow_redirects=False
+                method, url, data=body, headers=headers, allow_redirects=False, timeout=timeout
             ) as resp:
                 if 300 <= resp.status < 400:
                     raise Redirected(url, resp.status, resp.headers.get("location", ""))
