@@ -69,6 +69,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="calls to apps in flight at once [WEIR_WORKERS]",
     )
     p.add_argument(
+        "--calls-per-app",
+        type=int,
+        default=int(_env("CALLS_PER_APP", "0") or 0),
+        help="calls to one app in flight at once, so a hanging app cannot hold every worker "
+        "(default: half of --workers) [WEIR_CALLS_PER_APP]",
+    )
+    p.add_argument(
         "--lease",
         type=float,
         default=float(_env("LEASE", "30") or 30),
@@ -189,6 +196,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         signing_keys=tuple(args.signing_key),
         event_keys=tuple(args.event_key),
         workers=args.workers,
+        calls_per_app=args.calls_per_app or None,
         lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,

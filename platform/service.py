@@ -62,6 +62,8 @@ class Platform:
             workers=settings.workers,
             lease_ms=settings.lease_ms,
             grace_s=settings.shutdown_grace_s,
+            app_of=self._app_of,
+            per_app=settings.app_call_cap,
         )
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()
@@ -89,6 +91,11 @@ class Platform:
         if holder:
             report(holder[0].notes, self.metrics, self.function_slug)
         return result
+
+    def _app_of(self, item: q.Claimed) -> str | None:
+        """The app a queue item calls (None for timers): the unit of the per-app call cap."""
+        fn = self.registry.by_id.get(item.function_id or "") if item.kind == "exec" else None
+        return fn.app_id if fn is not None else None
 
     def function_slug(self, function_id: str) -> str:
         fn = self.registry.by_id.get(function_id)

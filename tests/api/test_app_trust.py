@@ -1,9 +1,12 @@
-"""Calls between Weir and apps cannot be redirected: a 30x from an app is an error naming
-where it pointed, never followed (it could lead off --allowed-app-hosts carrying a signed
-request). Weir runs in-process (TestClient); the app is the raw loopback server of
-evil_app.py."""
+"""Calls between Weir and apps cannot be redirected or starved: a 30x from an app is an error
+naming where it pointed, never followed (it could lead off --allowed-app-hosts carrying a signed
+request); a hanging app holds at most its share of the calls in flight; a sync gives up after
+the short sync timeout. Weir runs in-process (TestClient);
+the apps are the raw loopback server of evil_app.py."""
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp, Handler, answer, head
-from tests.api.test_app_misbehaviour import SIGNING_KEY, Weir, failed_with
+from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
 
 
 async def redirect(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
@@ -27,7 +30,19 @@ async def trap(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> No
     await answer(w, 200, {"trapped": True}, key=app.key)
 
 
-MODES: dict[str, Handler] = {"redirect": redirect, "trap": trap}
+async def hang(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """Starts an answer that never ends; counts the calls whose caller hung up."""
+    w.write(head(200, 10**9))
+    try:
+        for _ in range(1200):
+            await asyncio.sleep(0.05)
+            w.write(b" ")
+            await w.drain()
+    except ConnectionError:
+        app.calls["hang_aborted"] = app.calls.get("hang_aborted", 0) + 1
+
+
+MODES: dict[str, Handler] = {"redirect": redirect, "trap": trap, "hang": hang}
 
 
 def settings(tmp_path: Path, **changes: Any) -> Settings:
@@ -43,13 +58,44 @@ def settings(tmp_path: Path, **changes: Any) -> Settings:
     return Settings(**(base | changes))
 
 
-@pytest.fixture
-def weir(tmp_path: Path) -> Iterator[Weir]:
+@contextlib.contextmanager
+def running(tmp_path: Path, **changes: Any) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY, MODES).running() as evil,
-        TestClient(create_app(settings(tmp_path))) as client,
+        TestClient(create_app(settings(tmp_path, **changes))) as client,
     ):
         yield Weir(client, evil)
+
+
+@pytest.fixture
+def weir(tmp_path: Path) -> Iterator[Weir]:
+    with running(tmp_path) as weir:
+        yield weir
+
+
+def register(weir: Weir, app: str, mode: str) -> None:
+    body = {
+        "appname": app,
+        "url": weir.evil.url(mode),
+        "sdk": "evil:v0",
+        "v": "0.1",
+        "deploy_type": "ping",
+        "functions": [_function(weir.evil.url(mode), mode, 0)],
+    }
+    resp = weir.client.post("/fn/register", json=body, headers=SDK)
+    assert resp.status_code == 200, resp.text
+
+
+def wait_for(check: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def status(weir: Weir, event_id: str) -> str | None:
+    runs = weir.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"]
+    return runs[0]["status"] if runs else None
 
 
 def test_a_redirecting_app_fails_the_call_naming_the_location(weir: Weir) -> None:
@@ -66,3 +112,29 @@ def test_a_sync_answered_with_a_redirect_is_refused_naming_the_location(weir: We
     error = weir.client.portal.call(platform.sync_url, weir.evil.url("redirect"))
     assert f"http://localhost:{weir.evil.port}/trap" in error and "307" in error
     assert "trap" not in weir.evil.calls
+
+
+# -- starvation --------------------------------------------------------------------------------
+
+
+def test_a_hanging_app_holds_only_its_share_of_the_calls(tmp_path: Path) -> None:
+    with running(
+        tmp_path, workers=4, calls_per_app=2, app_timeout_s=60, shutdown_grace_s=0.1
+    ) as weir:
+        register(weir, "stuck", "hang")
+        register(weir, "healthy", "good")
+        for _ in range(4):
+            weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 2)
+        assert weir.finished(weir.start("good"), timeout=10)["status"] == "Completed"
+        assert weir.evil.calls["hang"] == 2  # the other two wait for a slot of their app
+
+
+def test_a_sync_gives_up_after_the_sync_timeout(tmp_path: Path) -> None:
+    with running(tmp_path, sync_timeout_s=0.5, app_timeout_s=30) as weir:
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        assert weir.client.portal is not None
+        started = time.monotonic()
+        error = weir.client.portal.call(platform.sync_url, weir.evil.url("hang"))
+        assert time.monotonic() - started < 5
+        assert "Timeout" in error
