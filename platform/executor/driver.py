@@ -1,5 +1,6 @@
 """Drives one claimed call: read the run's state, POST it to the app, apply the answer."""
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -7,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import rfc8785
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 from weir.platform.clock import Clock
 from weir.platform.executor import limits, signing, trust
 from weir.platform.executor.http import AppClient, Redirected, TransportError
@@ -19,6 +20,7 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
 from weir.platform.store.database import Database
+from weir.platform.store.schema import runs
 
 T = TypeVar("T")
 
@@ -59,6 +61,21 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.write, self.signing_key = registry, write, signing_key
         self._events: dict[str, list[dict[str, Any]]] = {}
+        self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
+
+    async def abort_cancelled(self) -> None:
+        """Abort the requests of runs cancelled where `abort` was not told: by another
+        process sharing the store."""
+        if self._calls:
+            run_ids = list(self._calls)
+            for run_id in await self.db.read(lambda c: cancelled_among(c, run_ids)):
+                self.abort(run_id)
+
+    def abort(self, run_id: str) -> None:
+        """The run was cancelled: its requests in flight are moot, so they end now (and free
+        their workers) instead of running on for up to the app timeout."""
+        for request in self._calls.get(run_id, ()):
+            request.cancel()
 
     async def call(self, item: q.Claimed) -> None:
         fn = self.registry().by_id.get(item.function_id or "")
@@ -68,6 +85,10 @@ class Driver:
             return
         started = self.clock.now_ms()
         outcome = await self._post(fn, item, state)
+        if outcome is None:  # aborted: the run has ended, so there is nothing to retry
+            with contextlib.suppress(q.LeaseLost):
+                await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
+            return
         timing = outcomes.Timing(started, self.clock.now_ms())
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
@@ -83,7 +104,8 @@ class Driver:
             self._events[run_id] = state.events
         return state
 
-    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
+    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
+        """The call's outcome; None if it was aborted."""
         try:
             body = build_body(
                 state,
@@ -95,14 +117,31 @@ class Driver:
         except rfc8785.CanonicalizationError as exc:
             return unsendable(exc)
         try:
-            raw = await self.client.request(
-                "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
-            )
+            raw = await self._send(item, step_url(fn.url, item.step_id), body)
         except Redirected as exc:
             return failed("Redirected", str(exc))
         except TransportError as exc:
             return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
-        return self._judge(raw, state)
+        return None if raw is None else self._judge(raw, state)
+
+    async def _send(self, item: q.Claimed, url: str, body: bytes) -> RawResponse | None:
+        """POST the request, abortable through `abort`; None if it was aborted."""
+        request = asyncio.ensure_future(
+            self.client.request("POST", url, body, self._headers(item, body))
+        )
+        calls = self._calls.setdefault(item.run_id or "", set())
+        calls.add(request)
+        try:
+            return await request
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this task itself is cancelled (shutdown), not only its request
+            return None
+        finally:
+            calls.discard(request)
+            if not calls:
+                self._calls.pop(item.run_id or "", None)
 
     def _judge(self, raw: RawResponse, state: CallState) -> Outcome:
         """The answer as an outcome: only if signed (start mode), and within the size limits."""
@@ -124,6 +163,11 @@ class Driver:
             seconds = self.clock.now_ms() // 1000
             headers["x-inngest-signature"] = signing.sign(body, self.signing_key, seconds)
         return headers
+
+
+def cancelled_among(conn: Connection, run_ids: list[str]) -> list[str]:
+    query = select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.status == "CANCELLED")
+    return [str(row.id) for row in conn.execute(query)]
 
 
 def unsendable(exc: Exception) -> AttemptFailed:

@@ -1,7 +1,7 @@
 """Calls between Weir and apps cannot be redirected or starved: a 30x from an app is an error
 naming where it pointed, never followed (it could lead off --allowed-app-hosts carrying a signed
 request); a hanging app holds at most its share of the calls in flight; a sync gives up after
-the short sync timeout. Weir runs in-process (TestClient);
+the short sync timeout; cancelling a run aborts its call. Weir runs in-process (TestClient);
 the apps are the raw loopback server of evil_app.py."""
 
 import asyncio
@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
 from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp, Handler, answer, head
 from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
+from tests.integration.postgres import fresh_schema
 
 
 async def redirect(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
@@ -138,3 +140,38 @@ def test_a_sync_gives_up_after_the_sync_timeout(tmp_path: Path) -> None:
         error = weir.client.portal.call(platform.sync_url, weir.evil.url("hang"))
         assert time.monotonic() - started < 5
         assert "Timeout" in error
+
+
+def test_cancelling_a_run_aborts_its_call_at_once(tmp_path: Path) -> None:
+    with running(tmp_path, app_timeout_s=60, shutdown_grace_s=0.1) as weir:
+        register(weir, "stuck", "hang")
+        event_id = weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 1)
+        run_id = weir.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"][0]
+        resp = weir.client.delete(f"/v1/runs/{run_id['run_id']}", headers=ADMIN)
+        assert resp.json()["data"]["cancelled"] is True
+        assert status(weir, event_id) == "Cancelled"
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=3)
+        wait_for(lambda: not platform.scheduler.inflight, timeout=3)
+        time.sleep(0.3)
+        assert weir.evil.calls["hang"] == 1  # not retried
+        assert status(weir, event_id) == "Cancelled"
+
+
+@pytest.mark.postgres
+def test_a_run_cancelled_by_another_process_has_its_call_aborted(tmp_path: Path) -> None:
+    with (
+        fresh_schema() as url,
+        running(tmp_path, database_url=url, app_timeout_s=60, shutdown_grace_s=0.1) as weir,
+    ):
+        register(weir, "stuck", "hang")
+        event_id = weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 1)
+        # what another Weir process's cancel leaves in the store: this one is not told
+        with create_engine(url).begin() as conn:
+            conn.execute(text("UPDATE runs SET status = 'CANCELLED'"))
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=5)
+        wait_for(lambda: not platform.scheduler.inflight, timeout=3)
+        assert status(weir, event_id) == "Cancelled"
