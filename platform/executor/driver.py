@@ -116,19 +116,25 @@ class Driver:
             )
         except rfc8785.CanonicalizationError as exc:
             return unsendable(exc)
+        headers = self._headers(item, body)
+        sent = trust.Sent(
+            headers.get("x-inngest-signature", ""),
+            self.clock.now_ms() // 1000,
+            trust.binds_answers(fn.app_sdk),
+        )
         try:
-            raw = await self._send(item, step_url(fn.url, item.step_id), body)
+            raw = await self._send(item, step_url(fn.url, item.step_id), body, headers)
         except Redirected as exc:
             return failed("Redirected", str(exc))
         except TransportError as exc:
             return failed("ConnectionError", f"calling {fn.url} failed: {exc}")
-        return None if raw is None else self._judge(raw, state)
+        return None if raw is None else self._judge(raw, state, sent)
 
-    async def _send(self, item: q.Claimed, url: str, body: bytes) -> RawResponse | None:
+    async def _send(
+        self, item: q.Claimed, url: str, body: bytes, headers: dict[str, str]
+    ) -> RawResponse | None:
         """POST the request, abortable through `abort`; None if it was aborted."""
-        request = asyncio.ensure_future(
-            self.client.request("POST", url, body, self._headers(item, body))
-        )
+        request = asyncio.ensure_future(self.client.request("POST", url, body, headers))
         calls = self._calls.setdefault(item.run_id or "", set())
         calls.add(request)
         try:
@@ -143,9 +149,10 @@ class Driver:
             if not calls:
                 self._calls.pop(item.run_id or "", None)
 
-    def _judge(self, raw: RawResponse, state: CallState) -> Outcome:
-        """The answer as an outcome: only if signed (start mode), and within the size limits."""
-        refused = trust.unverified(raw, self.verify_keys)
+    def _judge(self, raw: RawResponse, state: CallState, sent: trust.Sent) -> Outcome:
+        """The answer as an outcome: only if signed for this request (start mode), and within
+        the size limits."""
+        refused = trust.unverified(raw, self.verify_keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused
         return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)

@@ -151,6 +151,8 @@ class EvilApp:
         self.key = key
         self.modes = MODES | (modes or {})  # a test module's own misbehaviours besides these
         self.calls: dict[str, int] = {}
+        self.request_headers: dict[str, str] = {}  # of the latest request
+        self.saved: dict[str, bytes] = {}  # what a mode keeps between requests
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -173,6 +175,7 @@ class EvilApp:
             headers = await _headers(r)
             body = await r.readexactly(int(headers.get("content-length", "0")))
             mode = request_line.split(" ")[1].split("?")[0].strip("/")
+            self.request_headers = headers
             self.calls[mode] = self.calls.get(mode, 0) + 1
             await self.modes[mode](w, json.loads(body) if body else {}, self)
         except (ConnectionError, asyncio.IncompleteReadError):

@@ -6,6 +6,7 @@ the apps are the raw loopback server of evil_app.py."""
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from weir.platform.app import create_app
+from weir.platform.executor import signing
+from weir.platform.executor.signing import sign
 from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp, Handler, answer, head
@@ -44,7 +47,47 @@ async def hang(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> No
         app.calls["hang_aborted"] = app.calls.get("hang_aborted", 0) + 1
 
 
-MODES: dict[str, Handler] = {"redirect": redirect, "trap": trap, "hang": hang}
+async def stale(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """A validly signed answer, but signed ten minutes ago: a replay of an old one."""
+    body = json.dumps({"ok": True}).encode()
+    old = sign(body, SIGNING_KEY, int(time.time()) - 600)
+    w.write(head(200, len(body), {"x-inngest-signature": old}) + body)
+    await w.drain()
+
+
+def bound_answer(app: EvilApp, body: bytes) -> bytes:
+    """An answer signed as weir.sdk signs it: over the body, and bound to the request."""
+    now = int(time.time())
+    parsed = signing.parse(app.request_headers.get("x-inngest-signature", ""))
+    assert parsed is not None
+    headers = {
+        "x-inngest-signature": sign(body, SIGNING_KEY, now),
+        "x-weir-signature": signing.bind(body, SIGNING_KEY, now, parsed[1]),
+    }
+    return head(200, len(body), headers) + body
+
+
+async def bound(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    w.write(bound_answer(app, json.dumps({"run": req["ctx"]["run_id"]}).encode()))
+    await w.drain()
+
+
+async def replay(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """Answers the first request as it should, then every later one with that same answer."""
+    if "replay" not in app.saved:
+        app.saved["replay"] = bound_answer(app, json.dumps({"run": req["ctx"]["run_id"]}).encode())
+    w.write(app.saved["replay"])
+    await w.drain()
+
+
+MODES: dict[str, Handler] = {
+    "redirect": redirect,
+    "trap": trap,
+    "hang": hang,
+    "stale": stale,
+    "bound": bound,
+    "replay": replay,
+}
 
 
 def settings(tmp_path: Path, **changes: Any) -> Settings:
@@ -75,11 +118,11 @@ def weir(tmp_path: Path) -> Iterator[Weir]:
         yield weir
 
 
-def register(weir: Weir, app: str, mode: str) -> None:
+def register(weir: Weir, app: str, mode: str, sdk: str = "evil:v0") -> None:
     body = {
         "appname": app,
         "url": weir.evil.url(mode),
-        "sdk": "evil:v0",
+        "sdk": sdk,
         "v": "0.1",
         "deploy_type": "ping",
         "functions": [_function(weir.evil.url(mode), mode, 0)],
@@ -175,3 +218,33 @@ def test_a_run_cancelled_by_another_process_has_its_call_aborted(tmp_path: Path)
         wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=5)
         wait_for(lambda: not platform.scheduler.inflight, timeout=3)
         assert status(weir, event_id) == "Cancelled"
+
+
+# -- answers bound to their requests (start mode) -----------------------------------------------
+
+
+@pytest.fixture
+def signed(tmp_path: Path) -> Iterator[Weir]:
+    with running(tmp_path, dev=False) as weir:
+        yield weir
+
+
+def test_an_answer_signed_long_before_the_request_is_refused(signed: Weir) -> None:
+    register(signed, "evil", "stale")
+    message = failed_with(signed.run_of("stale"), "InvalidSignature")
+    assert "300 s" in message and "replayed" in message
+
+
+def test_an_answer_bound_to_its_request_is_accepted(signed: Weir) -> None:
+    register(signed, "weir", "bound", sdk="weir-py:v0.1.0")
+    run = signed.run_of("bound")
+    assert run["status"] == "Completed", run["output"]
+    assert run["output"] == {"run": run["run_id"]}
+
+
+def test_an_answer_replayed_for_another_run_is_refused(signed: Weir) -> None:
+    register(signed, "weir", "replay", sdk="weir-py:v0.1.0")
+    first = signed.run_of("replay")
+    assert first["status"] == "Completed" and first["output"] == {"run": first["run_id"]}
+    message = failed_with(signed.run_of("replay"), "InvalidSignature")
+    assert "X-Weir-Signature" in message
