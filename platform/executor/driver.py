@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
@@ -23,6 +24,7 @@ from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
 
 T = TypeVar("T")
+log = logging.getLogger("weir.executor")
 
 
 class Writer(Protocol):
@@ -86,6 +88,7 @@ class Driver:
         started = self.clock.now_ms()
         outcome = await self._post(fn, item, state)
         if outcome is None:  # aborted: the run has ended, so there is nothing to retry
+            log.info("call aborted: its run was cancelled")
             with contextlib.suppress(q.LeaseLost):
                 await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return
