@@ -69,6 +69,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="calls to apps in flight at once [WEIR_WORKERS]",
     )
     p.add_argument(
+        "--calls-per-app",
+        type=int,
+        default=int(_env("CALLS_PER_APP", "0") or 0),
+        help="calls to one app in flight at once, so a hanging app cannot hold every worker "
+        "(default: half of --workers) [WEIR_CALLS_PER_APP]",
+    )
+    p.add_argument(
         "--lease",
         type=float,
         default=float(_env("LEASE", "30") or 30),
@@ -116,6 +123,12 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
         type=float,
         default=float(_env("APP_TIMEOUT", "7200") or 7200),
         help="seconds one call to an app may take [WEIR_APP_TIMEOUT]",
+    )
+    p.add_argument(
+        "--sync-timeout",
+        type=float,
+        default=float(_env("SYNC_TIMEOUT", "15") or 15),
+        help="seconds a sync (the PUT to the app's serve URL) may take [WEIR_SYNC_TIMEOUT]",
     )
 
 
@@ -183,6 +196,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         signing_keys=tuple(args.signing_key),
         event_keys=tuple(args.event_key),
         workers=args.workers,
+        calls_per_app=args.calls_per_app or None,
         lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,
@@ -190,6 +204,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         admin_password=args.admin_password,
         allowed_app_hosts=tuple(args.allowed_app_hosts),
         app_timeout_s=args.app_timeout,
+        sync_timeout_s=args.sync_timeout,
     )
     return replace(settings, **_operations(args))
 

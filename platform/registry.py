@@ -22,6 +22,7 @@ class Function:
     config: FunctionConfig
     version: int
     archived: bool = False
+    app_sdk: str = ""  # the `sdk` its app registered with: weir.sdk binds its answers
 
     @property
     def url(self) -> str:
@@ -80,4 +81,5 @@ def _function(row: Any) -> Function:
         config=config,
         version=row.version,
         archived=bool(row.archived),
+        app_sdk=str(row.app_sdk or ""),
     )

@@ -8,6 +8,7 @@ while the items of a dead process become claimable once their leases run out.
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from weir.platform.clock import Clock
@@ -31,10 +32,16 @@ class Scheduler:
         workers: int = 128,
         lease_ms: int = 30_000,
         grace_s: float = 10.0,
+        app_of: Callable[[q.Claimed], str | None] = lambda item: None,
+        per_app: int = 0,
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
         self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
+        # At most `per_app` calls to one app at once (0: no cap), so that a hanging app holds
+        # its share of the workers and the other apps are still served.
+        self.app_of, self.per_app = app_of, per_app
         self.inflight: dict[int, q.Claimed] = {}
+        self._held: dict[str, str] = {}  # lane -> app, of lanes passed over while it is full
         self._wake = asyncio.Event()
         self._claimed_at = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -56,12 +63,45 @@ class Scheduler:
             await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
             return
         free = self.workers - len(self.inflight)
-        claimed, due = await self._claim(free)
-        for item in claimed:
+        claimed, due = await self._claim(free, self._full_lanes())
+        started, over = self._admit(claimed)
+        for item in started:
             self._start(item)
+        if over:  # claimed before its app filled up: back at once, its lane now passed over
+            now = self.clock.now_ms()
+            await self.db.write(lambda c: q.hand_back(c, over, now))
         if len(claimed) == free:
             return  # there may be more due right now
         await self._sleep(stop, self._idle_ms(due, contended=not claimed))
+
+    def _app_calls(self) -> Counter[str]:
+        return Counter(app for app in map(self.app_of, self.inflight.values()) if app)
+
+    def _full_lanes(self) -> set[str]:
+        """The lanes of apps with `per_app` calls in flight: not claimed until one ends."""
+        if self.per_app <= 0:
+            return set()
+        full = {app for app, n in self._app_calls().items() if n >= self.per_app}
+        self._held = {lane: app for lane, app in self._held.items() if app in full}
+        running = {item.lane for item in self.inflight.values() if self.app_of(item) in full}
+        return running | set(self._held)
+
+    def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
+        """The claimed items their apps have room for, and the rest."""
+        if self.per_app <= 0:
+            return claimed, []
+        calls = self._app_calls()
+        started, over = [], []
+        for item in claimed:
+            app = self.app_of(item)
+            if app is not None and calls[app] >= self.per_app:
+                self._held[item.lane] = app
+                over.append(item)
+                continue
+            if app is not None:
+                calls[app] += 1
+            started.append(item)
+        return started, over
 
     def _all_busy(self) -> bool:
         # Clear the wake flag first: a call finishing after the check sets it again, so the
@@ -69,10 +109,12 @@ class Scheduler:
         self._wake.clear()
         return len(self.inflight) >= self.workers
 
-    async def _claim(self, free: int) -> tuple[list[q.Claimed], int | None]:
+    async def _claim(self, free: int, skip: set[str]) -> tuple[list[q.Claimed], int | None]:
         now = self._claimed_at = self.clock.now_ms()
         self._wake.clear()
-        return await self.db.write(lambda c: (q.claim(c, now, free, self.lease_ms), q.next_due(c)))
+        return await self.db.write(
+            lambda c: (q.claim(c, now, free, self.lease_ms, skip), q.next_due(c, skip))
+        )
 
     def _idle_ms(self, due: int | None, *, contended: bool) -> int:
         if due is None:

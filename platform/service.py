@@ -16,6 +16,7 @@ from weir.platform.functions import parse_sync
 from weir.platform.ingest import parse_body
 from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
+from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
 from weir.platform.runtime import cron, events, runs, timers
@@ -34,6 +35,7 @@ from weir.platform.store.migrate import upgrade
 T = TypeVar("T")
 log = logging.getLogger("weir")
 CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
+CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels its run
 
 
 class Platform:
@@ -62,6 +64,8 @@ class Platform:
             workers=settings.workers,
             lease_ms=settings.lease_ms,
             grace_s=settings.shutdown_grace_s,
+            app_of=self._app_of,
+            per_app=settings.app_call_cap,
         )
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()
@@ -88,7 +92,20 @@ class Platform:
             self.scheduler.wake()
         if holder:
             report(holder[0].notes, self.metrics, self.function_slug)
+            self._abort_cancelled(holder[0].notes)
         return result
+
+    def _abort_cancelled(self, done: list[Note]) -> None:
+        """Calls in flight of a run just cancelled end now (cancelled in this process;
+        `_poll_cancels` finds those other processes cancel)."""
+        for note in done:
+            if note.what == RUN_FINISHED and note.fields.get("status") == "CANCELLED":
+                self.driver.abort(note.run_id or "")
+
+    def _app_of(self, item: q.Claimed) -> str | None:
+        """The app a queue item calls (None for timers): the unit of the per-app call cap."""
+        fn = self.registry.by_id.get(item.function_id or "") if item.kind == "exec" else None
+        return fn.app_id if fn is not None else None
 
     def function_slug(self, function_id: str) -> str:
         fn = self.registry.by_id.get(function_id)
@@ -107,6 +124,7 @@ class Platform:
             self._background = [
                 asyncio.create_task(self._listener().run()),
                 asyncio.create_task(self._poll_catalog()),
+                asyncio.create_task(self._poll_cancels()),
             ]
         self._task = asyncio.create_task(self.scheduler.run(self._stop))
         if self.settings.retention_ms > 0:
@@ -172,6 +190,14 @@ class Platform:
             self._reload_soon()
             if self._reloading is not None:
                 await asyncio.shield(self._reloading)
+
+    async def _poll_cancels(self) -> None:
+        while True:
+            await asyncio.sleep(CANCEL_POLL_S)
+            try:
+                await self.driver.abort_cancelled()
+            except Exception:
+                log.exception("looking for cancelled runs with calls in flight failed")
 
     def event_key_allowed(self, key: str) -> bool:
         """`weir dev` takes any key; `weir start` only its configured keys."""

@@ -22,6 +22,8 @@ class Settings:
     admin_password: str | None = None
     allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
+    sync_timeout_s: float = 15.0  # a sync's PUT: the app only posts its config back meanwhile
+    calls_per_app: int | None = None  # calls to one app in flight; None: half of `workers`
     log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
@@ -30,3 +32,8 @@ class Settings:
     @property
     def signing_key(self) -> str | None:
         return self.signing_keys[0] if self.signing_keys else None
+
+    @property
+    def app_call_cap(self) -> int:
+        """Calls to one app in flight at once: a hanging app holds at most this many workers."""
+        return self.calls_per_app or max(1, self.workers // 2)

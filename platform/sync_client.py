@@ -4,7 +4,7 @@ import json
 
 from weir.platform import app_hosts
 from weir.platform.executor import app_errors, signing
-from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.settings import Settings
 
 
@@ -20,7 +20,10 @@ async def request_sync(client: AppClient, url: str, settings: Settings) -> str |
     if settings.signing_key:
         headers["x-inngest-signature"] = signing.sign(body, settings.signing_key, _seconds())
     try:
-        raw = await client.request("PUT", url, body, headers)
+        # the sync timeout, not the app's: a sync waits only for the app to post its config
+        raw = await client.request("PUT", url, body, headers, timeout_s=settings.sync_timeout_s)
+    except Redirected as exc:
+        return str(exc)
     except TransportError as exc:
         return app_errors.unreachable(url, exc)
     if raw.status >= 300 and "x-inngest-sdk" not in raw.headers:

@@ -20,7 +20,14 @@ from ._identity import REQ_VERSION, SDK_HEADER, VERSION, outgoing_headers
 from ._register import CAPABILITIES, post_register, register_payload
 from ._request import EventsMissingError, InvocationRequest, parse_invocation
 from ._sender import EventSender
-from ._signing import hashed_key, signature, verify
+from ._signing import (
+    BOUND_HEADER,
+    bound_signature,
+    hashed_key,
+    request_mac,
+    signature,
+    verify,
+)
 
 SCHEMA_VERSION = "2024-05-24"
 
@@ -74,11 +81,18 @@ class Endpoint:
             headers["x-inngest-env"] = self.settings.env
         return headers
 
-    def _finish(self, response: HttpResponse, key: str | None = None) -> HttpResponse:
-        """Add the SDK headers, and sign with the key that verified the request."""
+    def _finish(
+        self, response: HttpResponse, key: str | None = None, request: HttpRequest | None = None
+    ) -> HttpResponse:
+        """Add the SDK headers, and sign with the key that verified the request: the body, as
+        every SDK does, and (X-Weir-Signature) the body bound to the request's signature."""
         response.headers = {**self._headers(), **response.headers}
         if key is not None:
             response.headers["x-inngest-signature"] = signature(response.body, key)
+            request_s = request_mac(request.header("x-inngest-signature")) if request else None
+            if request_s:
+                bound = bound_signature(response.body, key, request_s)
+                response.headers[BOUND_HEADER] = bound
         return response
 
     def _verified_key(self, request: HttpRequest) -> tuple[bool, str | None]:
@@ -102,7 +116,7 @@ class Endpoint:
         if not trusted:
             return unauthorized()
         body = self._inspection() if key is None else self._authenticated_inspection()
-        return self._finish(json_response(200, body), key)
+        return self._finish(json_response(200, body), key, request)
 
     def _inspection(self) -> dict[str, Any]:
         s = self.settings
@@ -184,8 +198,8 @@ class Endpoint:
             return unauthorized()
         probe = request.query("probe")
         if probe is not None:
-            return self._finish(self._probe(probe), key)
-        return self._finish(await self._invoke(request), key)
+            return self._finish(self._probe(probe), key, request)
+        return self._finish(await self._invoke(request), key, request)
 
     def _probe(self, probe: str) -> HttpResponse:
         if probe == "trust":

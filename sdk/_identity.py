@@ -6,7 +6,9 @@ from ._config import Settings
 
 VERSION = "0.1.0"
 SDK_HEADER = f"weir-py:v{VERSION}"  # header form: `<sdk>-<language>:v<version>`
-SDK_REGISTER = f"py:v{VERSION}"  # register body form: `<language>:v<version>`
+# The register body's `sdk`. Not the official `<language>:v<version>`: the `weir-` prefix
+# tells Weir that this SDK binds its signed answers to their requests (X-Weir-Signature).
+SDK_REGISTER = SDK_HEADER
 REQ_VERSION = "2"  # step-id hashing / request version this SDK speaks
 
 

@@ -1,16 +1,18 @@
 """Drives one claimed call: read the run's state, POST it to the app, apply the answer."""
 
+import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import rfc8785
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 from weir.platform.clock import Clock
 from weir.platform.executor import app_errors, limits, signing, trust
-from weir.platform.executor.http import AppClient, TransportError
+from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.executor.request import CallState, build_body, step_url
 from weir.platform.executor.response import AttemptFailed, Outcome, RawResponse, classify, failed
 from weir.platform.registry import Function, Registry
@@ -19,8 +21,10 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
 from weir.platform.store.database import Database
+from weir.platform.store.schema import runs
 
 T = TypeVar("T")
+log = logging.getLogger("weir.executor")
 
 
 class Writer(Protocol):
@@ -59,6 +63,21 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.write, self.signing_key = registry, write, signing_key
         self._events: dict[str, list[dict[str, Any]]] = {}
+        self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
+
+    async def abort_cancelled(self) -> None:
+        """Abort the requests of runs cancelled where `abort` was not told: by another
+        process sharing the store."""
+        if self._calls:
+            run_ids = list(self._calls)
+            for run_id in await self.db.read(lambda c: cancelled_among(c, run_ids)):
+                self.abort(run_id)
+
+    def abort(self, run_id: str) -> None:
+        """The run was cancelled: its requests in flight are moot, so they end now (and free
+        their workers) instead of running on for up to the app timeout."""
+        for request in self._calls.get(run_id, ()):
+            request.cancel()
 
     async def call(self, item: q.Claimed) -> None:
         fn = self.registry().by_id.get(item.function_id or "")
@@ -68,6 +87,11 @@ class Driver:
             return
         started = self.clock.now_ms()
         outcome = await self._post(fn, item, state)
+        if outcome is None:  # aborted: the run has ended, so there is nothing to retry
+            log.info("call aborted: its run was cancelled")
+            with contextlib.suppress(q.LeaseLost):
+                await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
+            return
         timing = outcomes.Timing(started, self.clock.now_ms())
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
@@ -83,7 +107,8 @@ class Driver:
             self._events[run_id] = state.events
         return state
 
-    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome:
+    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
+        """The call's outcome; None if it was aborted."""
         try:
             body = build_body(
                 state,
@@ -94,17 +119,45 @@ class Driver:
             )
         except rfc8785.CanonicalizationError as exc:
             return unsendable(exc)
+        headers = self._headers(item, body)
+        sent = trust.Sent(
+            headers.get("x-inngest-signature", ""),
+            self.clock.now_ms() // 1000,
+            trust.binds_answers(fn.app_sdk),
+        )
         try:
-            raw = await self.client.request(
-                "POST", step_url(fn.url, item.step_id), body, self._headers(item, body)
-            )
+            raw = await self._send(item, step_url(fn.url, item.step_id), body, headers)
+        except Redirected as exc:
+            return failed("Redirected", str(exc))
         except TransportError as exc:
             return failed("ConnectionError", app_errors.unreachable(fn.url, exc))
-        return app_errors.non_sdk_failure(fn.url, raw) or self._judge(raw, state)
+        if raw is None:
+            return None
+        return app_errors.non_sdk_failure(fn.url, raw) or self._judge(raw, state, sent)
 
-    def _judge(self, raw: RawResponse, state: CallState) -> Outcome:
-        """The answer as an outcome: only if signed (start mode), and within the size limits."""
-        refused = trust.unverified(raw, self.verify_keys)
+    async def _send(
+        self, item: q.Claimed, url: str, body: bytes, headers: dict[str, str]
+    ) -> RawResponse | None:
+        """POST the request, abortable through `abort`; None if it was aborted."""
+        request = asyncio.ensure_future(self.client.request("POST", url, body, headers))
+        calls = self._calls.setdefault(item.run_id or "", set())
+        calls.add(request)
+        try:
+            return await request
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this task itself is cancelled (shutdown), not only its request
+            return None
+        finally:
+            calls.discard(request)
+            if not calls:
+                self._calls.pop(item.run_id or "", None)
+
+    def _judge(self, raw: RawResponse, state: CallState, sent: trust.Sent) -> Outcome:
+        """The answer as an outcome: only if signed for this request (start mode), and within
+        the size limits."""
+        refused = trust.unverified(raw, self.verify_keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused
         return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)
@@ -122,6 +175,11 @@ class Driver:
             seconds = self.clock.now_ms() // 1000
             headers["x-inngest-signature"] = signing.sign(body, self.signing_key, seconds)
         return headers
+
+
+def cancelled_among(conn: Connection, run_ids: list[str]) -> list[str]:
+    query = select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.status == "CANCELLED")
+    return [str(row.id) for row in conn.execute(query)]
 
 
 def unsendable(exc: Exception) -> AttemptFailed:

@@ -9,9 +9,21 @@ class TransportError(Exception):
     """The app could not be reached, or its answer did not arrive whole."""
 
 
+class Redirected(TransportError):
+    """The app answered with a redirect, which Weir never follows: the new location could be
+    a host --allowed-app-hosts does not list, and the request carries a signature."""
+
+    def __init__(self, url: str, status: int, location: str) -> None:
+        super().__init__(
+            f"{url} answered HTTP {status} redirecting to {location or '(no Location)'}; Weir "
+            "does not follow redirects: register the app under its final URL"
+        )
+
+
 class AppClient:
     def __init__(self, timeout_s: float = 7200.0, connect_timeout_s: float = 10.0) -> None:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._connect_timeout_s = connect_timeout_s
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -23,10 +35,24 @@ class AppClient:
         return self._session
 
     async def request(
-        self, method: str, url: str, body: bytes, headers: dict[str, str]
+        self,
+        method: str,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout_s: float | None = None,
     ) -> RawResponse:
+        """`timeout_s` replaces the client's (the app timeout) for this one request."""
+        timeout = self._timeout
+        if timeout_s is not None:
+            connect = min(timeout_s, self._connect_timeout_s)
+            timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect)
         try:
-            async with self._client().request(method, url, data=body, headers=headers) as resp:
+            async with self._client().request(
+                method, url, data=body, headers=headers, allow_redirects=False, timeout=timeout
+            ) as resp:
+                if 300 <= resp.status < 400:
+                    raise Redirected(url, resp.status, resp.headers.get("location", ""))
                 data = await _read_capped(resp)
                 return RawResponse(
                     resp.status, {k.lower(): v for k, v in resp.headers.items()}, data

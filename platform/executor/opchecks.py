@@ -1,4 +1,4 @@
-"""What each opcode's fields must hold (protocol §8), checked when the answer is read.
+"""What each opcode's fields must hold (docs/protocol.md §8), checked when the answer is read.
 
 An op that passes is applied without surprises: every time it names can be scheduled, every
 duration parses, every id and name fits the store. One that does not fails its run once,

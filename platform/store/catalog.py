@@ -25,9 +25,12 @@ def update_app(conn: Connection, app_id: str, **values: Any) -> None:
 
 def all_functions(conn: Connection) -> list[Any]:
     """Every function, archived ones too: their runs still finish."""
-    query = select(functions, apps.c.url.label("app_url"), apps.c.name.label("app_name")).join(
-        apps, apps.c.id == functions.c.app_id
-    )
+    query = select(
+        functions,
+        apps.c.url.label("app_url"),
+        apps.c.name.label("app_name"),
+        apps.c.sdk.label("app_sdk"),
+    ).join(apps, apps.c.id == functions.c.app_id)
     return list(conn.execute(query))
 
 

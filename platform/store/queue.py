@@ -22,6 +22,7 @@ that may delete a lane row locks it first, so an item enqueued meanwhile never l
 
 import json
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,10 +188,13 @@ def _touch_lane(conn: Connection, item: NewItem) -> None:
     conn.execute(_UPDATE_LANE, values)
 
 
-def claim(conn: Connection, now: int, max_items: int, lease_ms: int) -> list[Claimed]:
-    """Lease up to `max_items` due items, honouring every lane's concurrency limits."""
+def claim(
+    conn: Connection, now: int, max_items: int, lease_ms: int, skip: Collection[str] = ()
+) -> list[Claimed]:
+    """Lease up to `max_items` due items, honouring every lane's concurrency limits; lanes in
+    `skip` (those of apps this process calls as much as it may) are passed over."""
     claimed: list[Claimed] = []
-    for lane_row in _due_lanes(conn, now, max_items):
+    for lane_row in _due_lanes(conn, now, max_items, skip):
         budget = max_items - len(claimed)
         if budget <= 0:
             break
@@ -198,8 +202,9 @@ def claim(conn: Connection, now: int, max_items: int, lease_ms: int) -> list[Cla
     return claimed
 
 
-def _due_lanes(conn: Connection, now: int, limit: int) -> list[Any]:
-    return list(conn.execute(_DUE_LANES, {"b_now": now, "b_limit": limit}))
+def _due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str]) -> list[Any]:
+    query = _DUE_LANES.where(lanes.c.lane.not_in(skip)) if skip else _DUE_LANES
+    return list(conn.execute(query, {"b_now": now, "b_limit": limit}))
 
 
 def _limits(lane_row: Any) -> list[tuple[str, int]]:
@@ -388,6 +393,7 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
     return returned
 
 
-def next_due(conn: Connection) -> int | None:
-    value = conn.execute(_NEXT_DUE).scalar()
+def next_due(conn: Connection, skip: Collection[str] = ()) -> int | None:
+    query = _NEXT_DUE.where(lanes.c.lane.not_in(skip)) if skip else _NEXT_DUE
+    value = conn.execute(query).scalar()
     return None if value is None else int(value)

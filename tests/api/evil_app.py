@@ -209,9 +209,12 @@ MODES: dict[str, Handler] = {
 class EvilApp:
     """Serves MODES on 127.0.0.1 from a thread of its own; counts the calls per mode."""
 
-    def __init__(self, key: str | None = None) -> None:
+    def __init__(self, key: str | None = None, modes: dict[str, Handler] | None = None) -> None:
         self.key = key
+        self.modes = MODES | (modes or {})  # a test module's own misbehaviours besides these
         self.calls: dict[str, int] = {}
+        self.request_headers: dict[str, str] = {}  # of the latest request
+        self.saved: dict[str, bytes] = {}  # what a mode keeps between requests
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -234,8 +237,9 @@ class EvilApp:
             headers = await _headers(r)
             body = await r.readexactly(int(headers.get("content-length", "0")))
             mode = request_line.split(" ")[1].split("?")[0].strip("/")
+            self.request_headers = headers
             self.calls[mode] = self.calls.get(mode, 0) + 1
-            await MODES[mode](w, json.loads(body) if body else {}, self)
+            await self.modes[mode](w, json.loads(body) if body else {}, self)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:

@@ -55,7 +55,7 @@ async def test_register_payload_top_level_shape() -> None:
     assert set(payload) == set(captured)
     for key in ("appname", "appVersion", "deploy_type", "framework", "url", "v"):
         assert payload[key] == captured[key]
-    assert payload["sdk"].startswith("py:v")
+    assert payload["sdk"].startswith("weir-py:v")  # weir-: it binds its signed answers
     assert payload["capabilities"] == {"trust_probe": "v1"}
 
 

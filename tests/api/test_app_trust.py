@@ -1,0 +1,250 @@
+"""Calls between Weir and apps cannot be redirected or starved: a 30x from an app is an error
+naming where it pointed, never followed (it could lead off --allowed-app-hosts carrying a signed
+request); a hanging app holds at most its share of the calls in flight; a sync gives up after
+the short sync timeout; cancelling a run aborts its call. Weir runs in-process (TestClient);
+the apps are the raw loopback server of evil_app.py."""
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+from weir.platform.app import create_app
+from weir.platform.executor import signing
+from weir.platform.executor.signing import sign
+from weir.platform.settings import Settings
+
+from tests.api.evil_app import EvilApp, Handler, answer, head
+from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
+from tests.integration.postgres import fresh_schema
+
+
+async def redirect(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    # "localhost" is the same server under a name --allowed-app-hosts does not list
+    w.write(head(307, 0, {"location": f"http://localhost:{app.port}/trap"}))
+    await w.drain()
+
+
+async def trap(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    await answer(w, 200, {"trapped": True}, key=app.key)
+
+
+async def hang(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """Starts an answer that never ends; counts the calls whose caller hung up."""
+    w.write(head(200, 10**9))
+    try:
+        for _ in range(1200):
+            await asyncio.sleep(0.05)
+            w.write(b" ")
+            await w.drain()
+    except ConnectionError:
+        app.calls["hang_aborted"] = app.calls.get("hang_aborted", 0) + 1
+
+
+async def stale(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """A validly signed answer, but signed ten minutes ago: a replay of an old one."""
+    body = json.dumps({"ok": True}).encode()
+    old = sign(body, SIGNING_KEY, int(time.time()) - 600)
+    w.write(head(200, len(body), {"x-inngest-signature": old}) + body)
+    await w.drain()
+
+
+def bound_answer(app: EvilApp, body: bytes) -> bytes:
+    """An answer signed as weir.sdk signs it: over the body, and bound to the request."""
+    now = int(time.time())
+    parsed = signing.parse(app.request_headers.get("x-inngest-signature", ""))
+    assert parsed is not None
+    headers = {
+        "x-inngest-signature": sign(body, SIGNING_KEY, now),
+        "x-weir-signature": signing.bind(body, SIGNING_KEY, now, parsed[1]),
+    }
+    return head(200, len(body), headers) + body
+
+
+async def bound(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    w.write(bound_answer(app, json.dumps({"run": req["ctx"]["run_id"]}).encode()))
+    await w.drain()
+
+
+async def replay(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """Answers the first request as it should, then every later one with that same answer."""
+    if "replay" not in app.saved:
+        app.saved["replay"] = bound_answer(app, json.dumps({"run": req["ctx"]["run_id"]}).encode())
+    w.write(app.saved["replay"])
+    await w.drain()
+
+
+MODES: dict[str, Handler] = {
+    "redirect": redirect,
+    "trap": trap,
+    "hang": hang,
+    "stale": stale,
+    "bound": bound,
+    "replay": replay,
+}
+
+
+def settings(tmp_path: Path, **changes: Any) -> Settings:
+    base: dict[str, Any] = {
+        "database_url": f"sqlite:///{tmp_path}/weir.db",
+        "sqlite_synchronous": "OFF",
+        "event_keys": ("key",),
+        "signing_keys": (SIGNING_KEY,),
+        "admin_token": "admin",
+        "retry_delay_ms": 20,
+        "allowed_app_hosts": ("127.0.0.1",),
+    }
+    return Settings(**(base | changes))
+
+
+@contextlib.contextmanager
+def running(tmp_path: Path, **changes: Any) -> Iterator[Weir]:
+    with (
+        EvilApp(SIGNING_KEY, MODES).running() as evil,
+        TestClient(create_app(settings(tmp_path, **changes))) as client,
+    ):
+        yield Weir(client, evil)
+
+
+@pytest.fixture
+def weir(tmp_path: Path) -> Iterator[Weir]:
+    with running(tmp_path) as weir:
+        yield weir
+
+
+def register(weir: Weir, app: str, mode: str, sdk: str = "evil:v0") -> None:
+    body = {
+        "appname": app,
+        "url": weir.evil.url(mode),
+        "sdk": sdk,
+        "v": "0.1",
+        "deploy_type": "ping",
+        "functions": [_function(weir.evil.url(mode), mode, 0)],
+    }
+    resp = weir.client.post("/fn/register", json=body, headers=SDK)
+    assert resp.status_code == 200, resp.text
+
+
+def wait_for(check: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def status(weir: Weir, event_id: str) -> str | None:
+    runs = weir.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"]
+    return runs[0]["status"] if runs else None
+
+
+def test_a_redirecting_app_fails_the_call_naming_the_location(weir: Weir) -> None:
+    weir.sync("redirect", retries=1)
+    message = failed_with(weir.run_of("redirect"), "Redirected")
+    assert f"http://localhost:{weir.evil.port}/trap" in message and "307" in message
+    assert weir.evil.calls["redirect"] == 2  # retried like any failed call
+    assert "trap" not in weir.evil.calls  # never followed
+
+
+def test_a_sync_answered_with_a_redirect_is_refused_naming_the_location(weir: Weir) -> None:
+    platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+    assert weir.client.portal is not None
+    error = weir.client.portal.call(platform.sync_url, weir.evil.url("redirect"))
+    assert f"http://localhost:{weir.evil.port}/trap" in error and "307" in error
+    assert "trap" not in weir.evil.calls
+
+
+# -- starvation --------------------------------------------------------------------------------
+
+
+def test_a_hanging_app_holds_only_its_share_of_the_calls(tmp_path: Path) -> None:
+    with running(
+        tmp_path, workers=4, calls_per_app=2, app_timeout_s=60, shutdown_grace_s=0.1
+    ) as weir:
+        register(weir, "stuck", "hang")
+        register(weir, "healthy", "good")
+        for _ in range(4):
+            weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 2)
+        assert weir.finished(weir.start("good"), timeout=10)["status"] == "Completed"
+        assert weir.evil.calls["hang"] == 2  # the other two wait for a slot of their app
+
+
+def test_a_sync_gives_up_after_the_sync_timeout(tmp_path: Path) -> None:
+    with running(tmp_path, sync_timeout_s=0.5, app_timeout_s=30) as weir:
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        assert weir.client.portal is not None
+        started = time.monotonic()
+        error = weir.client.portal.call(platform.sync_url, weir.evil.url("hang"))
+        assert time.monotonic() - started < 5
+        assert "Timeout" in error
+
+
+def test_cancelling_a_run_aborts_its_call_at_once(tmp_path: Path) -> None:
+    with running(tmp_path, app_timeout_s=60, shutdown_grace_s=0.1) as weir:
+        register(weir, "stuck", "hang")
+        event_id = weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 1)
+        run_id = weir.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"][0]
+        resp = weir.client.delete(f"/v1/runs/{run_id['run_id']}", headers=ADMIN)
+        assert resp.json()["data"]["cancelled"] is True
+        assert status(weir, event_id) == "Cancelled"
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=3)
+        wait_for(lambda: not platform.scheduler.inflight, timeout=3)
+        time.sleep(0.3)
+        assert weir.evil.calls["hang"] == 1  # not retried
+        assert status(weir, event_id) == "Cancelled"
+
+
+@pytest.mark.postgres
+def test_a_run_cancelled_by_another_process_has_its_call_aborted(tmp_path: Path) -> None:
+    with (
+        fresh_schema() as url,
+        running(tmp_path, database_url=url, app_timeout_s=60, shutdown_grace_s=0.1) as weir,
+    ):
+        register(weir, "stuck", "hang")
+        event_id = weir.start("hang")
+        wait_for(lambda: weir.evil.calls.get("hang") == 1)
+        # what another Weir process's cancel leaves in the store: this one is not told
+        with create_engine(url).begin() as conn:
+            conn.execute(text("UPDATE runs SET status = 'CANCELLED'"))
+        platform = weir.client.app.state.platform  # type: ignore[attr-defined]
+        wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=5)
+        wait_for(lambda: not platform.scheduler.inflight, timeout=3)
+        assert status(weir, event_id) == "Cancelled"
+
+
+# -- answers bound to their requests (start mode) -----------------------------------------------
+
+
+@pytest.fixture
+def signed(tmp_path: Path) -> Iterator[Weir]:
+    with running(tmp_path, dev=False) as weir:
+        yield weir
+
+
+def test_an_answer_signed_long_before_the_request_is_refused(signed: Weir) -> None:
+    register(signed, "evil", "stale")
+    message = failed_with(signed.run_of("stale"), "InvalidSignature")
+    assert "300 s" in message and "replayed" in message
+
+
+def test_an_answer_bound_to_its_request_is_accepted(signed: Weir) -> None:
+    register(signed, "weir", "bound", sdk="weir-py:v0.1.0")
+    run = signed.run_of("bound")
+    assert run["status"] == "Completed", run["output"]
+    assert run["output"] == {"run": run["run_id"]}
+
+
+def test_an_answer_replayed_for_another_run_is_refused(signed: Weir) -> None:
+    register(signed, "weir", "replay", sdk="weir-py:v0.1.0")
+    first = signed.run_of("replay")
+    assert first["status"] == "Completed" and first["output"] == {"run": first["run_id"]}
+    message = failed_with(signed.run_of("replay"), "InvalidSignature")
+    assert "X-Weir-Signature" in message
