@@ -83,6 +83,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     _add_auth(p)
     _add_operations(p)
+    _add_http(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -156,6 +157,17 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_http(p: argparse.ArgumentParser) -> None:
+    """What keeps hostile browsers from driving Weir."""
+    p.add_argument(
+        "--allowed-hosts",
+        action="append",
+        default=_list("ALLOWED_HOSTS"),
+        help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
+        "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
+    )
+
+
 def _duration_ms(text: str) -> int:
     try:
         return parse_duration_ms(text)
@@ -191,7 +203,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         allowed_app_hosts=tuple(args.allowed_app_hosts),
         app_timeout_s=args.app_timeout,
     )
-    return replace(settings, **_operations(args))
+    return replace(settings, **_operations(args), **_http(args))
+
+
+def _http(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "allowed_hosts": tuple(args.allowed_hosts),
+    }
 
 
 def _operations(args: argparse.Namespace) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class Settings:
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
     retention_ms: int = 0  # delete events and finished runs older than this (0: keep all)
+    # HTTP hardening: Host names answered besides loopback names and IP literals ("*": any)
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def signing_key(self) -> str | None:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
+from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp
 
 SIGNING_KEY = "signkey-test-" + "5e" * 32
@@ -92,7 +93,7 @@ def _settings(tmp_path: Path, *, dev: bool) -> Settings:
 def weir(tmp_path: Path) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=True))) as client,
+        TestClient(create_app(_settings(tmp_path, dev=True)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
@@ -101,7 +102,7 @@ def weir(tmp_path: Path) -> Iterator[Weir]:
 def signed_weir(tmp_path: Path) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=False))) as client,
+        TestClient(create_app(_settings(tmp_path, dev=False)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
