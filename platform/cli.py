@@ -158,13 +158,39 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
 
 
 def _add_http(p: argparse.ArgumentParser) -> None:
-    """What keeps hostile browsers from driving Weir."""
+    """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
     p.add_argument(
         "--allowed-hosts",
         action="append",
         default=_list("ALLOWED_HOSTS"),
         help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
         "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=int(_env("MAX_CONNECTIONS", "1000") or 1000),
+        help="open client connections at most; past it, the oldest one still sending its "
+        "headers is dropped [WEIR_MAX_CONNECTIONS]",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=float(_env("HEADER_TIMEOUT", "10") or 10),
+        help="seconds a client has to send a request's headers [WEIR_HEADER_TIMEOUT]",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=float(_env("BODY_TIMEOUT", "30") or 30),
+        help="seconds a request body may take, plus one per 64 KiB received [WEIR_BODY_TIMEOUT]",
+    )
+    p.add_argument(
+        "--body-budget",
+        type=float,
+        default=float(_env("BODY_BUDGET", "64") or 64),
+        help="MiB of request bodies held at once over all requests; past it, 503 "
+        "[WEIR_BODY_BUDGET]",
     )
 
 
@@ -209,6 +235,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def _http(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "allowed_hosts": tuple(args.allowed_hosts),
+        "max_connections": args.max_connections,
+        "header_timeout_s": args.header_timeout,
+        "body_timeout_s": args.body_timeout,
+        "body_budget_bytes": int(args.body_budget * 1024 * 1024),
     }
 
 
@@ -280,11 +310,13 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
 
 def _serve(settings: Settings) -> None:
     from weir.platform.app import create_app
+    from weir.platform.server import protocol_class
 
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
+        http=protocol_class(settings),  # header/body deadlines and a connection cap
         log_level=settings.log_level,
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
