@@ -23,7 +23,8 @@ DOCS_PATHS = ("/docs", "/redoc")
 COMMON = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",  # frame-ancestors for browsers that predate it
-    "referrer-policy": "no-referrer",
+    # not no-referrer: under it browsers send `Origin: null` even on the UI's own form posts
+    "referrer-policy": "same-origin",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
 }

@@ -114,7 +114,7 @@ def test_every_answer_carries_the_security_headers(weir: WeirServer, path: str) 
     assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
     assert headers["x-frame-options"] == "DENY"
     assert headers["x-content-type-options"] == "nosniff"
-    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["referrer-policy"] == "same-origin"
 
 
 def test_refusals_carry_them_too(weir: WeirServer) -> None:
