@@ -161,6 +161,7 @@ async def revoke(weir: Platform, session: sessions.Session) -> None:
     and after restarts, until it would have expired anyway."""
 
     def save(tx: Tx) -> None:
+        gatestate.drop_expired(tx.conn, REVOKED, tx.now)  # those cookies are refused anyway
         gatestate.save(tx.conn, REVOKED, session.nonce, {}, session.expires_ms)
 
     await weir.write(save)

@@ -4,11 +4,16 @@ loopback, the requests a page can make without a CORS preflight (text/plain and 
 same-origin form posts still work. Every answer carries the security headers."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from weir.platform.api import sessions
+from weir.platform.app import create_app
 
-from tests.api.conftest import function, sync_body
+from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.test_auth import PASSWORD, USER, start_settings
 from tests.integration.harness import WeirServer
 
 EVENT = b'{"name": "t/e", "data": {}}'
@@ -120,3 +125,15 @@ def test_every_answer_carries_the_security_headers(weir: WeirServer, path: str) 
 def test_refusals_carry_them_too(weir: WeirServer) -> None:
     resp = httpx.get(weir.url + "/runs", headers={"host": "evil.example"})
     assert resp.headers["x-frame-options"] == "DENY"
+
+
+def test_start_mode_refuses_a_rebound_host_before_asking_for_a_login(tmp_path: Path) -> None:
+    settings = start_settings(tmp_path)
+    with TestClient(create_app(settings), LOCAL, follow_redirects=False) as client:
+        rebound = client.get("/runs", headers={"host": "evil.example"})
+        assert rebound.status_code == 400
+        foreign = client.post(
+            "/login", data={"user": USER, "password": PASSWORD}, headers={"origin": "null"}
+        )
+        assert foreign.status_code == 403 and sessions.COOKIE not in foreign.cookies
+        assert client.get("/runs").status_code == 303  # to the login page, as before
