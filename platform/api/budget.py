@@ -34,11 +34,11 @@ class BodyBudget:
         async def counted_receive() -> Message:
             nonlocal held
             if declared is not None and held == 0 and declared > 0:
-                held = self.take(declared)
+                held = self.take(declared, 0)
             message = await receive()
             size = len(message.get("body", b""))
             if declared is None and size:
-                held += self.take(size)
+                held += self.take(size, held)
             return message
 
         async def watched_send(message: Message) -> None:
@@ -55,9 +55,11 @@ class BodyBudget:
         finally:
             self.free += held
 
-    def take(self, size: int) -> int:
-        if size > self.limit:
-            raise BudgetExceeded(413, f"the body ({size} bytes) is larger than Weir accepts")
+    def take(self, size: int, held: int) -> int:
+        """`size` more bytes for a request holding `held`, or why not."""
+        if held + size > self.limit:  # would never fit, however long it waited
+            total = held + size
+            raise BudgetExceeded(413, f"the body ({total}+ bytes) is larger than Weir accepts")
         if size > self.free:
             raise BudgetExceeded(503, "too many request bodies in flight: retry shortly")
         self.free -= size

@@ -159,8 +159,26 @@ def test_concurrent_uploads_past_the_budget_are_refused_and_memory_stays_bounded
         for sock in socks:
             sock.close()
         assert live(server.url)
+        chunked = _chunked_upload(server.port, 10 * MiB)  # never fits: not worth a retry
     assert statuses.count(503) >= count - 3, statuses
+    assert chunked == 413
     assert growth < 48 * MiB, f"peak memory grew by {growth / MiB:.0f} MiB"
+
+
+def _chunked_upload(port: int, total: int, size: int = 64 * 1024) -> int:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    head = (
+        "POST /fn/register HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        "transfer-encoding: chunked\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        sock.sendall(head.encode())
+        for _ in range(total // size):
+            sock.sendall(b"%x\r\n" % size + b" " * size + b"\r\n")
+        sock.sendall(b"0\r\n\r\n")
+    status = _status(sock)
+    sock.close()
+    return status
 
 
 def _status(sock: socket.socket) -> int:
