@@ -18,6 +18,7 @@ from weir.platform.clock import Clock
 QUIET_MS = 3600 * 1000  # a key without failures for this long starts afresh
 MAX_KEYS = 10_000
 FIRST_LOCK_MS = 2000
+MAX_NAME = 256
 
 
 @dataclass(frozen=True)
@@ -83,5 +84,5 @@ def _faded(record: _Record, now: int) -> bool:
 def _keys(client: str, user: str | None) -> list[str]:
     keys = [f"client\0{client}"]
     if user is not None:
-        keys.append(f"user\0{user}")
+        keys.append(f"user\0{user[:MAX_NAME]}")  # a guessed name may be huge: bound the table
     return keys

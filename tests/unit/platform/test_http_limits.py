@@ -48,6 +48,8 @@ def test_the_table_of_failures_stays_bounded() -> None:
         locks.failed(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}", "admin")
     assert len(locks.records) <= lockout.MAX_KEYS
     assert locks.retry_after_s("192.0.2.1", "admin") > 0  # the user's record survived
+    locks.failed("192.0.2.2", "x" * 60_000)
+    assert max(len(key) for key in locks.records) < 300  # a huge guessed name is cut short
 
 
 @pytest.fixture
