@@ -6,6 +6,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from weir import web
 from weir.platform.api import auth, events, gql, health, register, state, v1
+from weir.platform.api.budget import BodyBudget
+from weir.platform.api.guard import RequestGuard
+from weir.platform.api.headers import SecurityHeaders
 from weir.platform.api.metrics import router as metrics_router
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
@@ -30,4 +33,9 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.include_router(metrics_router)
     web.mount(app)  # the UI: pages under /, their JSON under /ui/api/
     auth.install(app, settings, clock)  # start mode: every route but the open ones needs a login
+    app.add_middleware(BodyBudget, limit_bytes=settings.body_budget_bytes)
+    # outermost last: every answer carries the security headers, and foreign requests are
+    # refused before auth or any route sees them
+    app.add_middleware(RequestGuard, settings=settings)
+    app.add_middleware(SecurityHeaders)
     return app

@@ -90,6 +90,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     _add_auth(p)
     _add_operations(p)
+    _add_http(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -169,6 +170,43 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_http(p: argparse.ArgumentParser) -> None:
+    """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
+    p.add_argument(
+        "--allowed-hosts",
+        action="append",
+        default=_list("ALLOWED_HOSTS"),
+        help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
+        "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=int(_env("MAX_CONNECTIONS", "1000") or 1000),
+        help="open client connections at most; past it, the oldest one still sending its "
+        "headers is dropped [WEIR_MAX_CONNECTIONS]",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=float(_env("HEADER_TIMEOUT", "10") or 10),
+        help="seconds a client has to send a request's headers [WEIR_HEADER_TIMEOUT]",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=float(_env("BODY_TIMEOUT", "30") or 30),
+        help="seconds a request body may take, plus one per 64 KiB received [WEIR_BODY_TIMEOUT]",
+    )
+    p.add_argument(
+        "--body-budget",
+        type=float,
+        default=float(_env("BODY_BUDGET", "64") or 64),
+        help="MiB of request bodies held at once over all requests; past it, 503 "
+        "[WEIR_BODY_BUDGET]",
+    )
+
+
 def _duration_ms(text: str) -> int:
     try:
         return parse_duration_ms(text)
@@ -206,7 +244,17 @@ def settings_from(args: argparse.Namespace) -> Settings:
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )
-    return replace(settings, **_operations(args))
+    return replace(settings, **_operations(args), **_http(args))
+
+
+def _http(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "allowed_hosts": tuple(args.allowed_hosts),
+        "max_connections": args.max_connections,
+        "header_timeout_s": args.header_timeout,
+        "body_timeout_s": args.body_timeout,
+        "body_budget_bytes": int(args.body_budget * 1024 * 1024),
+    }
 
 
 def _operations(args: argparse.Namespace) -> dict[str, Any]:
@@ -277,11 +325,13 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
 
 def _serve(settings: Settings) -> None:
     from weir.platform.app import create_app
+    from weir.platform.server import protocol_class
 
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
+        http=protocol_class(settings),  # header/body deadlines and a connection cap
         log_level=settings.log_level,
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,

@@ -28,6 +28,12 @@ class Settings:
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
     retention_ms: int = 0  # delete events and finished runs older than this (0: keep all)
+    # HTTP hardening: Host names answered besides loopback names and IP literals ("*": any)
+    allowed_hosts: tuple[str, ...] = ()
+    max_connections: int = 1000  # open client connections; past it the oldest idle one goes
+    header_timeout_s: float = 10.0  # a request's headers must arrive within this
+    body_timeout_s: float = 30.0  # a body may stall this long (more for a big one: min rate)
+    body_budget_bytes: int = 64 * 1024 * 1024  # request bodies held at once, all requests
 
     @property
     def signing_key(self) -> str | None:

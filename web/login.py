@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import sessions
-from weir.platform.api.auth import Auth, Credential
+from weir.platform.api.auth import Auth, Credential, client_of, revoke
+from weir.platform.api.deps import platform
 from weir.web.render import page
 
 router = APIRouter(include_in_schema=False)
@@ -38,8 +39,8 @@ def csrf_for(request: Request) -> str:
 async def protect_form(request: Request) -> None:
     """Refuse a post another site made the browser send: by its Origin, and, for a session,
     by the CSRF token the page's form carried (`csrf` field or `x-csrf-token` header)."""
-    origin = request.headers.get("origin")
-    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+    origin = request.headers.get("origin")  # "null" (a sandboxed frame) is foreign too
+    if origin and urlsplit(origin).netloc != request.headers.get("host"):
         raise HTTPException(403, "this action must come from Weir's own pages")
     auth, credential = auth_of(request), credential_of(request)
     if auth is None or credential is None or credential.session is None:
@@ -69,10 +70,16 @@ async def login(
     auth = auth_of(request)
     if auth is None:
         return RedirectResponse("/runs", 303)
+    client, who = client_of(request.scope), user or None
+    wait = auth.lockout.retry_after_s(client, who)
+    if wait:
+        return _locked(request, next, wait)
     if not auth.password_ok(user, password):
+        auth.lockout.failed(client, who)
         await asyncio.sleep(FAILED_LOGIN_DELAY_S)
         error = "Wrong user name or password (or admin token). Check Weir's --admin-* settings."
         return page(request, "login.html", 401, next=_local(next), error=error)
+    auth.lockout.succeeded(client, who)
     response = RedirectResponse(_local(next), 303)
     cookie = sessions.issue(auth.secret, user or "admin", auth.clock.now_ms())
     response.set_cookie(
@@ -86,9 +93,19 @@ async def login(
     return response
 
 
+def _locked(request: Request, next: str, wait_s: int) -> Response:
+    error = f"Too many failed logins: try again in {wait_s} seconds."
+    response = page(request, "login.html", 429, next=_local(next), error=error)
+    response.headers["retry-after"] = str(wait_s)
+    return response
+
+
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     await protect_form(request)
+    credential = credential_of(request)
+    if credential is not None and credential.session is not None:
+        await revoke(platform(request), credential.session)  # the cookie alone is not the end
     response = RedirectResponse("/login", 303)
     response.delete_cookie(sessions.COOKIE, httponly=True, samesite="lax")
     return response

@@ -9,10 +9,11 @@ is named here as open. Paths fall into four kinds:
 - api (REST, GraphQL, the UI's JSON): the admin token as Bearer, user:password as Basic, or
   a UI session cookie; without one, 401;
 - ui (everything else): a session cookie (or the token); without one, a redirect to /login.
+Wrong admin credentials back off per client and per user (api/lockout.py: 429 with
+Retry-After); a session ended by logout stays refused until it would have expired.
 """
 
 import base64
-import binascii
 import hmac
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -23,9 +24,13 @@ from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from weir.platform.api import sessions
+from weir.platform.api.lockout import Lockout
 from weir.platform.clock import Clock, SystemClock
 from weir.platform.executor.signing import bearer_hash, strip_prefix
+from weir.platform.runtime.tx import Tx
+from weir.platform.service import Platform
 from weir.platform.settings import Settings
+from weir.platform.store import gatestate
 
 OPEN_PATHS = frozenset({"/health", "/login"})
 OPEN_PREFIXES = ("/health/", "/static/", "/e/")
@@ -33,6 +38,7 @@ SDK_PATHS = frozenset({"/fn/register"})
 SDK_PREFIXES = ("/v0/runs/",)
 API_PREFIXES = ("/v0/", "/v1/", "/ui/api/", "/fn/", "/metrics", "/openapi.json")
 LOGIN_PATH = "/login"
+REVOKED = "session"  # gate_state rows naming a logged-out session's nonce until it expires
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,15 @@ class Credential:
 
     kind: str
     session: sessions.Session | None = None
+
+
+@dataclass(frozen=True)
+class Presented:
+    """Admin credentials a request carries: the admin token (Bearer) or user:password (Basic)."""
+
+    kind: str
+    secret: str
+    user: str | None = None
 
 
 def path_kind(path: str) -> str:
@@ -66,7 +81,7 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            refusal = self.auth.check(scope)
+            refusal = await self.auth.check(scope)
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
@@ -77,8 +92,9 @@ class Auth:
     def __init__(self, settings: Settings, clock: Clock) -> None:
         self.settings, self.clock = settings, clock
         self.secret = sessions.secret_of(settings)
+        self.lockout = Lockout(clock)
 
-    def check(self, scope: Scope) -> Response | None:
+    async def check(self, scope: Scope) -> Response | None:
         """None to let the request through (noting its credential), else the refusal."""
         kind = path_kind(scope["path"])
         headers = Headers(scope=scope)
@@ -86,7 +102,15 @@ class Auth:
             return None
         if kind == "sdk":
             return None if self.sdk_ok(headers) else _sdk_refusal()
-        credential = self.admin_credential(headers, basic_allowed=kind == "api")
+        presented = _presented(headers, basic_allowed=kind == "api")
+        credential: Credential | None = None
+        if presented is not None:
+            wait = self.lockout.retry_after_s(client_of(scope), presented.user)
+            if wait:
+                return too_many(wait)
+            credential = self.admin_credential(presented, client_of(scope))
+        if credential is None:
+            credential = await self.session_credential(scope, headers)
         if credential is not None:
             scope.setdefault("state", {})["credential"] = credential
             return None
@@ -100,27 +124,27 @@ class Auth:
         accepted += [bearer_hash(k) for k in self.settings.signing_keys]
         return _any_equal(presented, accepted)
 
-    def admin_credential(self, headers: Headers, *, basic_allowed: bool) -> Credential | None:
+    def admin_credential(self, presented: Presented, client: str) -> Credential | None:
+        """The token or user:password checked, the outcome noted for the back-off."""
         token = self.settings.admin_token
-        bearer = _bearer(headers)
-        if token and bearer is not None and _any_equal(bearer, [token]):
-            return Credential("token")
-        if basic_allowed and self._basic_ok(headers):
-            return Credential("basic")
+        user, password = self.settings.admin_user, self.settings.admin_password
+        if presented.kind == "token":
+            ok = bool(token) and _any_equal(presented.secret, [token or ""])
+        else:
+            given = f"{presented.user}:{presented.secret}"
+            ok = bool(user and password) and _any_equal(given, [f"{user}:{password}"])
+        if not ok:
+            self.lockout.failed(client, presented.user)
+            return None
+        self.lockout.succeeded(client, presented.user)
+        return Credential(presented.kind if presented.kind == "token" else "basic")
+
+    async def session_credential(self, scope: Scope, headers: Headers) -> Credential | None:
         cookies = cookie_parser(headers.get("cookie", ""))
         session = sessions.read(self.secret, cookies.get(sessions.COOKIE), self.clock.now_ms())
-        return Credential("session", session) if session is not None else None
-
-    def _basic_ok(self, headers: Headers) -> bool:
-        user, password = self.settings.admin_user, self.settings.admin_password
-        scheme, _, value = headers.get("authorization", "").partition(" ")
-        if not (user and password) or scheme.lower() != "basic":
-            return False
-        try:
-            given = base64.b64decode(value.strip(), validate=True).decode()
-        except (binascii.Error, UnicodeDecodeError):
-            return False
-        return _any_equal(given, [f"{user}:{password}"])
+        if session is None or await is_revoked(_platform(scope), session, self.clock.now_ms()):
+            return None
+        return Credential("session", session)
 
     def password_ok(self, user: str, password: str) -> bool:
         """The login form's check: the configured user and password, or the admin token."""
@@ -130,6 +154,53 @@ class Auth:
         )
         token = self.settings.admin_token
         return by_password or (bool(token) and _any_equal(password, [token or ""]))
+
+
+async def revoke(weir: Platform, session: sessions.Session) -> None:
+    """Logout: the session's cookie is refused from now on, by every process sharing the store
+    and after restarts, until it would have expired anyway."""
+
+    def save(tx: Tx) -> None:
+        gatestate.drop_expired(tx.conn, REVOKED, tx.now)  # those cookies are refused anyway
+        gatestate.save(tx.conn, REVOKED, session.nonce, {}, session.expires_ms)
+
+    await weir.write(save)
+
+
+async def is_revoked(weir: Platform, session: sessions.Session, now: int) -> bool:
+    found = await weir.read(lambda c: gatestate.load(c, REVOKED, session.nonce, now))
+    return found is not None
+
+
+def client_of(scope: Scope) -> str:
+    """The caller's address (the proxy's X-Forwarded-For one when uvicorn trusts the proxy)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+def too_many(wait_s: int) -> Response:
+    message = f"too many failed logins from this client or for this user: retry in {wait_s} s"
+    return JSONResponse({"error": message}, 429, headers={"retry-after": str(wait_s)})
+
+
+def _platform(scope: Scope) -> Platform:
+    weir: Platform = scope["app"].state.platform
+    return weir
+
+
+def _presented(headers: Headers, *, basic_allowed: bool) -> Presented | None:
+    bearer = _bearer(headers)
+    if bearer is not None:
+        return Presented("token", bearer)
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if not basic_allowed or scheme.lower() != "basic":
+        return None
+    try:
+        given = base64.b64decode(value.strip(), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):  # not base64 (non-ASCII too), or not UTF-8
+        return Presented("basic", "", "")
+    user, _, password = given.partition(":")
+    return Presented("basic", password, user)
 
 
 def _bearer(headers: Headers) -> str | None:

@@ -12,6 +12,7 @@ WHY = {
     "event key, by route)",
     404: "nothing has that id",
     413: "the request body is over the route's cap",
+    415: "the body is not sent as JSON (`Content-Type: application/json`)",
 }
 
 
@@ -23,7 +24,8 @@ def errors(*codes: int, schema: dict[str, Any] = ERROR) -> dict[int | str, dict[
 
 def json_body(schema: dict[str, Any]) -> dict[str, Any]:
     """`openapi_extra` documenting a JSON request body the handler reads itself."""
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+    body = {"required": True, "content": {JSON: {"schema": schema}}}
+    return {"requestBody": body, "responses": errors(415)}  # the guard's, before the handler
 
 
 EVENT = {

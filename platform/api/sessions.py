@@ -46,7 +46,7 @@ def issue(secret: bytes, user: str, now_ms: int) -> str:
 def read(secret: bytes, cookie: str | None, now_ms: int) -> Session | None:
     """The session a cookie carries, or None if it is missing, forged or expired."""
     text, _, mac = (cookie or "").partition(".")
-    if not text or not hmac.compare_digest(mac, _mac(secret, "session", text)):
+    if not text or not _same(mac, _mac(secret, "session", text)):
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
@@ -61,7 +61,12 @@ def csrf_token(secret: bytes, session: Session) -> str:
 
 
 def csrf_ok(secret: bytes, session: Session, presented: str) -> bool:
-    return hmac.compare_digest(presented, csrf_token(secret, session))
+    return _same(presented, csrf_token(secret, session))
+
+
+def _same(presented: str, expected: str) -> bool:
+    # as bytes: compare_digest refuses str that is not ASCII, and a client chooses `presented`
+    return hmac.compare_digest(presented.encode(), expected.encode())
 
 
 def _mac(secret: bytes, purpose: str, text: str) -> str:

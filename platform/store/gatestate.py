@@ -40,3 +40,9 @@ def drop(conn: Connection, gate: str, key_hash: str) -> None:
     conn.execute(
         delete(gate_state).where(gate_state.c.gate == gate, gate_state.c.key_hash == key_hash)
     )
+
+
+def drop_expired(conn: Connection, gate: str, now: int) -> None:
+    conn.execute(
+        delete(gate_state).where(gate_state.c.gate == gate, gate_state.c.expires_at <= now)
+    )

@@ -10,12 +10,13 @@ from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
 APP_URL = "http://127.0.0.1:1/api/inngest"  # nothing listens: these tests never call the app
+LOCAL = "http://localhost"  # TestClient's own "testserver" is not a host name Weir answers to
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings(database_url=f"sqlite:///{tmp_path}/weir.db", sqlite_synchronous="OFF")
-    with TestClient(create_app(settings)) as test_client:
+    with TestClient(create_app(settings), base_url=LOCAL) as test_client:
         yield test_client
 
 

@@ -15,6 +15,7 @@ from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
 from weir.platform.sync_client import request_sync
 
+from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp
 
 SIGNING_KEY = "signkey-test-" + "5e" * 32
@@ -95,7 +96,7 @@ def _settings(tmp_path: Path, *, dev: bool) -> Settings:
 def weir(tmp_path: Path) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=True))) as client,
+        TestClient(create_app(_settings(tmp_path, dev=True)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
@@ -104,7 +105,7 @@ def weir(tmp_path: Path) -> Iterator[Weir]:
 def signed_weir(tmp_path: Path) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=False))) as client,
+        TestClient(create_app(_settings(tmp_path, dev=False)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 

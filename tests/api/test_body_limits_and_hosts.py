@@ -14,7 +14,9 @@ from weir.platform.api.register import MAX_REGISTER_BYTES
 from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
-from tests.api.conftest import function, sync_body
+from tests.api.conftest import LOCAL, function, sync_body
+
+JSON = {"content-type": "application/json"}
 
 
 def chunks(total: int, size: int = 1024 * 1024) -> Iterator[bytes]:
@@ -32,9 +34,9 @@ def chunks(total: int, size: int = 1024 * 1024) -> Iterator[bytes]:
 def test_an_oversized_body_is_refused_before_parsing(
     client: TestClient, path: str, cap: int
 ) -> None:
-    declared = client.post(path, content=b"{}", headers={"content-length": str(cap + 1)})
+    declared = client.post(path, content=b"{}", headers=JSON | {"content-length": str(cap + 1)})
     assert declared.status_code == 413
-    streamed = client.post(path, content=chunks(cap + 1))
+    streamed = client.post(path, content=chunks(cap + 1), headers=JSON)
     assert streamed.status_code == 413
     text = streamed.text
     assert f"larger than {cap} bytes" in text and "MiB" in text
@@ -42,7 +44,8 @@ def test_an_oversized_body_is_refused_before_parsing(
 
 def test_a_body_just_under_the_cap_is_parsed(client: TestClient) -> None:
     padding = " " * (MAX_QUERY_BYTES - 100)
-    resp = client.post("/v0/gql", content=b'{"query": "{ functions { slug } }"}' + padding.encode())
+    query = b'{"query": "{ functions { slug } }"}'
+    resp = client.post("/v0/gql", content=query + padding.encode(), headers=JSON)
     assert resp.status_code == 200
 
 
@@ -53,7 +56,7 @@ def guarded(tmp_path: Path) -> Iterator[TestClient]:
         sqlite_synchronous="OFF",
         allowed_app_hosts=("127.0.0.1:1", "*.apps.internal"),
     )
-    with TestClient(create_app(settings), follow_redirects=False) as client:
+    with TestClient(create_app(settings), LOCAL, follow_redirects=False) as client:
         yield client
 
 

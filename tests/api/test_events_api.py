@@ -37,7 +37,7 @@ def test_one_event_or_many_get_one_id_each(client: TestClient) -> None:
 def test_bad_events_get_a_400_naming_the_problem(
     client: TestClient, body: bytes, fragment: str
 ) -> None:
-    resp = client.post("/e/key", content=body)
+    resp = client.post("/e/key", content=body, headers={"content-type": "application/json"})
     assert resp.status_code == 400
     assert fragment in resp.json()["error"]
 

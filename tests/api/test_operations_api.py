@@ -7,7 +7,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
-from tests.api.conftest import function, sync_body
+from tests.api.conftest import LOCAL, function, sync_body
 
 
 def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -63,7 +63,7 @@ def test_readiness_fails_naming_why_when_the_scheduler_has_stopped(client: TestC
 def test_a_platform_with_retention_starts_and_stops_cleanly(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/weir.db"
     settings = Settings(database_url=url, sqlite_synchronous="OFF", retention_ms=3600_000)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), LOCAL) as client:
         weir = client.app.state.platform  # type: ignore[attr-defined]
         assert weir._retention is not None and not weir._retention.done()
         assert client.get("/health/ready").status_code == 200

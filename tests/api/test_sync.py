@@ -65,6 +65,8 @@ def test_invalid_sync_lists_every_problem_and_registers_nothing(client: TestClie
 
 
 def test_register_rejects_a_body_that_is_not_json(client: TestClient) -> None:
-    resp = client.post("/fn/register", content=b"{not json")
+    resp = client.post(
+        "/fn/register", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert resp.status_code == 400
     assert "not valid JSON" in resp.json()["error"]

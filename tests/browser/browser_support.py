@@ -45,7 +45,8 @@ class Server:
 
     def send(self, name: str, data: dict[str, Any]) -> str:
         body = json.dumps({"name": name, "data": data}).encode()
-        request = urllib.request.Request(self.url + "/e/test", body, method="POST")
+        json_type = {"content-type": "application/json"}
+        request = urllib.request.Request(self.url + "/e/test", body, json_type, method="POST")
         with urllib.request.urlopen(request, timeout=5) as answer:
             event_id: str = json.loads(answer.read())["ids"][0]
         return event_id

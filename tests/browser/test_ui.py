@@ -162,3 +162,20 @@ def test_every_control_has_a_label_and_the_keyboard_reaches_main(
     expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("main")).to_be_focused()
+
+
+def test_the_pages_break_no_rule_of_their_content_security_policy(
+    page: Page, server: Server
+) -> None:
+    refused: list[str] = []
+    page.on(
+        "console", lambda msg: refused.append(msg.text) if "Security Policy" in msg.text else None
+    )
+    run_id = server.run_of(server.send("ui/greet", {"who": _tag()}))
+    page.goto(f"{server.url}/runs/{run_id}")
+    expect(page.locator("#run h1")).to_contain_text("Completed", timeout=20_000)
+    expect(page.locator(".bar").first).to_be_attached()  # sized by inline style attributes
+    for path in ("/runs", "/events", "/functions", "/apps"):
+        page.goto(server.url + path)
+    page.wait_for_timeout(2000)  # a poll of the live lists, by app.js
+    assert refused == []

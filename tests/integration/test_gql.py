@@ -22,6 +22,8 @@ from weir.sdk import Context, Weir, serve
 from weir.sdk._client import compile_all
 from weir.sdk._register import register_payload
 
+from tests.api.conftest import LOCAL
+
 pytestmark = pytest.mark.integration
 
 EVENT_RUNS = """query Q($id: ID!) {
@@ -89,7 +91,7 @@ def app_url() -> Iterator[tuple[str, Weir]]:
 @pytest.fixture
 def weir(tmp_path: Path, app_url: tuple[str, Weir]) -> Iterator[TestClient]:
     settings = Settings(database_url=f"sqlite:///{tmp_path}/w.db", retry_delay_ms=10)
-    with TestClient(create_app(settings)) as http:
+    with TestClient(create_app(settings), LOCAL) as http:
         url, client = app_url
         payload = register_payload("gqltest", None, "fast_api", compile_all(client.functions), url)
         answer = http.post("/fn/register", json=payload)
@@ -220,4 +222,7 @@ def test_invalid_query_is_rejected_with_a_message(weir: TestClient) -> None:
     answer = weir.post("/v0/gql", json={"query": "{ run(runID: 1) { nope } }"})
     assert answer.status_code == 400
     assert answer.json()["errors"]
-    assert weir.post("/v0/gql", content=b"{not json").status_code == 400
+    not_json = weir.post(
+        "/v0/gql", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert not_json.status_code == 400

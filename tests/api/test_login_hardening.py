@@ -1,0 +1,149 @@
+"""Start mode's logins resist guessing and end for real: failed Basic, Bearer and form logins
+back off per client and per user (429 + Retry-After, even for the right password while it
+lasts); logout revokes the session on the server, across a restart; credentials that are not
+ASCII are refused like any wrong ones, never with a 500."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from weir.platform.api import sessions
+from weir.platform.app import create_app
+
+from tests.api.conftest import LOCAL
+from tests.api.test_auth import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
+
+
+class FakeClock:
+    """The real time plus an offset the test moves forward (the platform keeps running)."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000 + self.offset_ms
+
+    async def sleep_ms(self, ms: int) -> None:
+        import asyncio
+
+        await asyncio.sleep(max(ms, 0) / 1000)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def app(tmp_path: Path, clock: FakeClock) -> FastAPI:
+    return create_app(start_settings(tmp_path), clock)
+
+
+@pytest.fixture
+def secured(app: FastAPI) -> Iterator[TestClient]:
+    with TestClient(app, LOCAL, follow_redirects=False) as client:
+        yield client
+
+
+def from_address(app: FastAPI, address: str) -> TestClient:
+    """Another client of the same running app, calling from another address."""
+    return TestClient(app, LOCAL, follow_redirects=False, client=(address, 40000))
+
+
+def guess_basic(client: TestClient, times: int, user: str = USER) -> list[int]:
+    return [client.get("/v1/runs/x", auth=(user, f"guess-{i}")).status_code for i in range(times)]
+
+
+def test_basic_guessing_backs_off_with_429_and_retry_after(
+    secured: TestClient, clock: FakeClock
+) -> None:
+    statuses = guess_basic(secured, 8)
+    assert statuses[:5] == [401] * 5
+    assert 429 in statuses[5:]
+    locked = secured.get("/v1/runs/x", auth=(USER, PASSWORD))  # even the right one, for now
+    assert locked.status_code == 429
+    assert int(locked.headers["retry-after"]) >= 1
+    clock.offset_ms += 3600_000
+    assert secured.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 404
+
+
+def test_bearer_guessing_backs_off_too(secured: TestClient) -> None:
+    statuses = [
+        secured.get("/v1/runs/x", headers={"authorization": f"Bearer g{i}"}).status_code
+        for i in range(8)
+    ]
+    assert statuses[:5] == [401] * 5 and statuses[-1] == 429
+    ok = secured.get("/v1/runs/x", headers={"authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 429 and "retry-after" in ok.headers
+
+
+def test_form_login_guessing_backs_off(secured: TestClient) -> None:
+    statuses = [
+        secured.post("/login", data={"user": USER, "password": f"g{i}"}).status_code
+        for i in range(7)
+    ]
+    assert statuses[:5] == [401] * 5 and statuses[-1] == 429
+    locked = secured.post("/login", data={"user": USER, "password": PASSWORD})
+    assert locked.status_code == 429 and "retry-after" in locked.headers
+    assert "Too many failed" in locked.text
+
+
+def test_the_lock_is_per_client(app: FastAPI, secured: TestClient) -> None:
+    guess_basic(secured, 7)
+    assert secured.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 429
+    other = from_address(app, "10.0.0.2")
+    assert other.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 404
+    assert other.get("/v1/runs/x", auth=(USER, "one-wrong")).status_code == 401
+
+
+def test_a_user_guessed_at_from_many_addresses_backs_off(app: FastAPI) -> None:
+    statuses: list[int] = []
+    for n in range(30):  # 3 guesses each from 30 addresses: no client alone is locked
+        statuses += guess_basic(from_address(app, f"10.1.0.{n}"), 3)
+    assert statuses[:20] == [401] * 20
+    assert 429 in statuses[20:]
+    fresh = from_address(app, "10.2.0.1").get("/v1/runs/x", auth=(USER, PASSWORD))
+    assert fresh.status_code == 429
+    other_user = from_address(app, "10.2.0.2").get("/v1/runs/x", auth=("someone", "x"))
+    assert other_user.status_code == 401
+
+
+def test_logout_revokes_the_session_even_across_a_restart(tmp_path: Path) -> None:
+    settings = start_settings(tmp_path)
+    with TestClient(create_app(settings), LOCAL, follow_redirects=False) as client:
+        login(client)
+        cookie = client.cookies[sessions.COOKIE]
+        token = csrf_of(client.get("/events").text)
+        assert client.post("/logout", data={"csrf": token}).status_code == 303
+        client.cookies.set(sessions.COOKIE, cookie)  # the old cookie, replayed
+        assert client.get("/runs").status_code == 303
+        assert client.get("/ui/api/runs").status_code == 401
+    with TestClient(create_app(settings), LOCAL, follow_redirects=False) as again:
+        again.cookies.set(sessions.COOKIE, cookie)
+        assert again.get("/ui/api/runs").status_code == 401
+        login(again)  # a new login still works
+        assert again.get("/ui/api/runs").status_code == 200
+
+
+def test_a_non_ascii_cookie_is_no_session(secured: TestClient) -> None:
+    cookie = {"cookie": f"{sessions.COOKIE}=eyJ1IjoiYSJ9.caf\u00e9".encode("latin-1")}
+    assert secured.get("/runs", headers=cookie).status_code == 303  # type: ignore[arg-type]
+    assert secured.get("/ui/api/runs", headers=cookie).status_code == 401  # type: ignore[arg-type]
+
+
+def test_a_non_ascii_csrf_token_is_refused_not_a_500(secured: TestClient) -> None:
+    login(secured)
+    resp = secured.post("/events/send", data={"name": "t/e", "payload": "{}", "csrf": "\u00e9"})
+    assert resp.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"Basic \xe9\xe9\xe9", b"Bearer caf\xe9", b"Basic Y2Fmw6k6w6k="],  # last: "café:é"
+)
+def test_non_ascii_authorization_is_a_401(secured: TestClient, value: bytes) -> None:
+    resp = secured.get("/v1/runs/x", headers={"authorization": value})  # type: ignore[dict-item]
+    assert resp.status_code == 401
