@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import uvicorn
+from weir.platform import cli_support, cli_sync
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.settings import Settings
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
         ("start", "run for real: event keys and a signing key required"),
     ):
         _add_common(sub.add_parser(name, help=helptext, description=helptext))
+    cli_sync.add_parser(sub)
+    cli_support.extend(parser)
     return parser
 
 
@@ -224,11 +227,17 @@ def _start_problems(settings: Settings) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    args = cli_support.parse(_parser(), argv)
+    if args.command == "sync":
+        sys.exit(cli_sync.run(args))
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
+    example_port = EXAMPLE_PORT if args.example else None
+    if problem := cli_support.port_problems(settings.host, settings.port, example_port):
+        sys.exit(problem)  # before any database is opened or app synced
     logs.configure(json_lines=settings.log_format == "json", level=settings.log_level)
+    cli_support.quiet_migrations(settings.log_level)
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
     # raises the signal again so the process ends by it: by then the exit is a clean one.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
