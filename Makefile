@@ -25,8 +25,11 @@ typecheck: install
 	bash .ci/typecheck
 
 # The whole suite: lint, types, unit, store, integration (both SDKs) and browser tests; the
-# store and integration suites run on SQLite and on the PostgreSQL that .ci/postgres starts.
+# store and integration suites run on SQLite and on the PostgreSQL that .ci/postgres starts. That server is stopped
+# at the end, pass or fail, unless KEEP_POSTGRES=1.
 test: install
 	bash .ci/system-deps
 	$(MAKE) lint typecheck
-	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest
+	bash .ci/postgres
+	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest; status=$$?; \
+	  [ -n "$(KEEP_POSTGRES)" ] || bash .ci/postgres stop; exit $$status
