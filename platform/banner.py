@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 from weir import __version__
+from weir.platform.cli_support import local_host
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
 from weir.platform.store import catalog
@@ -24,7 +25,7 @@ async def announce(weir: Platform) -> None:
 
 
 def facts(settings: Settings, synced: list[tuple[str, str]]) -> dict[str, Any]:
-    host = "127.0.0.1" if settings.host in ("", "0.0.0.0", "::") else settings.host
+    host = local_host(settings.host)
     known = {url for _, url in synced}
     return {
         "version": __version__,

@@ -3,6 +3,7 @@
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -233,9 +234,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
-    example_port = EXAMPLE_PORT if args.example else None
-    if problem := cli_support.port_problems(settings.host, settings.port, example_port):
-        sys.exit(problem)  # before any database is opened or app synced
+    if args.example and (problem := cli_support.example_port_problem(EXAMPLE_PORT)):
+        sys.exit(problem)
+    listener = cli_support.claim_port(settings.host, settings.port)  # or exit, touching nothing
     logs.configure(json_lines=settings.log_format == "json", level=settings.log_level)
     cli_support.quiet_migrations(settings.log_level)
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
@@ -243,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     example = _start_example(settings) if args.example else None
     try:
-        _serve(settings)
+        _serve(settings, listener)
     finally:
         if example is not None:
             example.terminate()
@@ -269,10 +270,10 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
     return proc
 
 
-def _serve(settings: Settings) -> None:
+def _serve(settings: Settings, listener: socket.socket) -> None:
     from weir.platform.app import create_app
 
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -280,3 +281,7 @@ def _serve(settings: Settings) -> None:
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
     )
+    server = uvicorn.Server(config)
+    server.run(sockets=[listener])  # bound by main before anything started
+    if not server.started:
+        sys.exit(3)  # the app failed to start: uvicorn.run's exit code for it

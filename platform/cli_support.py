@@ -19,7 +19,8 @@ ONLY_IN = {
 }
 # Defaults --help must never print: they may come from WEIR_* variables holding secrets.
 SECRETS = frozenset({"signing_key", "event_key", "admin_token", "admin_password"})
-PROBE_TIMEOUT_S = 2.0
+PROBE_TIMEOUT_S = 5.0  # a Weir still starting answers once its startup is done
+BACKLOG = 2048  # uvicorn's default
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
@@ -91,35 +92,48 @@ def quiet_migrations(level: str) -> None:
     logging.getLogger("alembic").setLevel(logging.NOTSET if level == "debug" else logging.WARNING)
 
 
-def port_problems(host: str, port: int, example_port: int | None) -> str | None:
-    """Why Weir cannot start here, in words, before any database is touched or app synced."""
-    problem = _bind_problem(host, port)
-    if problem == "busy":
-        return _busy_message(host, port)
-    if problem:
-        return f"weir cannot listen on {host}:{port}: {problem}"
-    if example_port is not None and _bind_problem("127.0.0.1", example_port):
-        return (
-            f"weir dev --example: port {example_port}, where the example app listens, is in "
-            "use (an example app still running from an earlier `make dev`?). Stop that "
-            "program, or run without --example."
-        )
-    return None
+def claim_port(host: str, port: int) -> socket.socket:
+    """The socket Weir will serve on, bound first: uvicorn opens the database and syncs apps
+    (its startup) before it binds, so a busy port must be found here. Exits with the reason."""
+    bound = _bind(host, port)
+    if isinstance(bound, socket.socket):
+        # listening at once: a second Weir binding (SO_REUSEADDR) now fails, as it would not
+        # against a socket that is only bound; connections wait in the backlog until we serve
+        bound.listen(BACKLOG)
+        return bound
+    if bound.errno == errno.EADDRINUSE:
+        sys.exit(_busy_message(host, port))
+    sys.exit(f"weir cannot listen on {host}:{port}: {bound.strerror or bound}")
 
 
-def _bind_problem(host: str, port: int) -> str | None:
-    """None when host:port can be listened on; "busy" when something already listens there."""
+def example_port_problem(port: int) -> str | None:
+    bound = _bind("127.0.0.1", port)
+    if isinstance(bound, socket.socket):
+        bound.close()  # the example app binds it itself a moment later
+        return None
+    return (
+        f"weir dev --example: port {port}, where the example app listens, is in use (an "
+        "example app still running from an earlier `make dev`?). Stop that program, or run "
+        "without --example."
+    )
+
+
+def _bind(host: str, port: int) -> socket.socket | OSError:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
-        with socket.socket(family, kind, proto) as sock:
-            # as uvicorn does, so a port left in TIME_WAIT by a stopped Weir counts as free
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(address)
+        sock = socket.socket(family, kind, proto)
     except OSError as exc:
-        return "busy" if exc.errno == errno.EADDRINUSE else str(exc.strerror or exc)
-    return None
+        return exc
+    # as uvicorn does, so a port left in TIME_WAIT by a stopped Weir counts as free
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        return exc
+    return sock
 
 
 def _busy_message(host: str, port: int) -> str:

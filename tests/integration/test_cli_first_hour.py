@@ -11,11 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import weir
 from weir.platform.cli import EXAMPLE_PORT
 
-from tests.integration.harness import AppServer, WeirServer, free_port
+from tests.integration.harness import AppServer, WeirServer, free_port, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +147,27 @@ def test_weir_sync_reports_failures(running: WeirServer) -> None:
     nobody = weir_cli("sync", absent, "--base-url", f"http://127.0.0.1:{free_port()}")
     assert nobody.returncode == 1
     assert "No Weir answers at" in nobody.stderr
+
+
+def test_two_weirs_started_together_on_one_port_leave_one_running(tmp_path: Path) -> None:
+    port = free_port()
+    procs = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        log = (tmp_path / f"{name}.log").open("w")
+        args = [sys.executable, "-m", "weir", "dev", "--port", str(port)]
+        procs.append(subprocess.Popen(args, cwd=folder, stdout=log, stderr=log))
+    try:
+        loser = wait_until(lambda: next((p for p in procs if p.poll() is not None), None), 60)
+        name = "ab"[procs.index(loser)]
+        assert loser.returncode == 1
+        said = (tmp_path / f"{name}.log").read_text()
+        assert re.search("A Weir is already running|in use by another program", said), said
+        assert list((tmp_path / name).iterdir()) == []  # it opened no database of its own
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200)
+        assert all(p.poll() is None for p in procs if p is not loser)
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(15)
