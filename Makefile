@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test lint typecheck install
+.PHONY: dev test lint typecheck install wheel
 
 $(BIN)/weir: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -24,9 +24,19 @@ lint: install
 typecheck: install
 	bash .ci/typecheck
 
-# The whole suite: lint, types, unit, store, integration (both SDKs) and browser tests; the
-# store and integration suites run on SQLite and on the PostgreSQL that .ci/postgres starts.
+# The wheel `pip install` takes, in dist/ (build/ is cleared: it would carry deleted modules).
+wheel: install
+	rm -rf build
+	$(BIN)/pip wheel -q --no-deps -w dist .
+
+# The whole suite: lint, types, the wheel (installed in a clean venv, the README's example run
+# from it), unit, store, integration (both SDKs) and browser tests; the store and integration
+# suites run on SQLite and on the PostgreSQL that .ci/postgres starts. That server is stopped
+# at the end, pass or fail, unless KEEP_POSTGRES=1.
 test: install
 	bash .ci/system-deps
 	$(MAKE) lint typecheck
-	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest
+	PY=$(PY) bash .ci/wheel
+	bash .ci/postgres
+	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest; status=$$?; \
+	  [ -n "$(KEEP_POSTGRES)" ] || bash .ci/postgres stop; exit $$status

@@ -5,6 +5,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from weir import web
+from weir.platform import banner
 from weir.platform.api import auth, events, gql, health, register, state, v1
 from weir.platform.api.budget import BodyBudget
 from weir.platform.api.guard import RequestGuard
@@ -21,6 +22,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         weir = Platform(settings, clock)
         app.state.platform = weir
         await weir.start()
+        await banner.announce(weir)
         try:
             yield
         finally:

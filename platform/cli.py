@@ -3,6 +3,7 @@
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import uvicorn
+from weir.platform import cli_support, cli_sync
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.settings import Settings
@@ -30,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
         ("start", "run for real: event keys and a signing key required"),
     ):
         _add_common(sub.add_parser(name, help=helptext, description=helptext))
+    cli_sync.add_parser(sub)
+    cli_support.extend(parser)
     return parser
 
 
@@ -287,17 +291,23 @@ def _start_problems(settings: Settings) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    args = cli_support.parse(_parser(), argv)
+    if args.command == "sync":
+        sys.exit(cli_sync.run(args))
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
+    if args.example and (problem := cli_support.example_port_problem(EXAMPLE_PORT)):
+        sys.exit(problem)
+    listener = cli_support.claim_port(settings.host, settings.port)  # or exit, touching nothing
     logs.configure(json_lines=settings.log_format == "json", level=settings.log_level)
+    cli_support.quiet_migrations(settings.log_level)
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
     # raises the signal again so the process ends by it: by then the exit is a clean one.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     example = _start_example(settings) if args.example else None
     try:
-        _serve(settings)
+        _serve(settings, listener)
     finally:
         if example is not None:
             example.terminate()
@@ -323,11 +333,11 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
     return proc
 
 
-def _serve(settings: Settings) -> None:
+def _serve(settings: Settings, listener: socket.socket) -> None:
     from weir.platform.app import create_app
     from weir.platform.server import protocol_class
 
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -336,3 +346,7 @@ def _serve(settings: Settings) -> None:
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
     )
+    server = uvicorn.Server(config)
+    server.run(sockets=[listener])  # bound by main before anything started
+    if not server.started:
+        sys.exit(3)  # the app failed to start: uvicorn.run's exit code for it

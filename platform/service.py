@@ -2,6 +2,7 @@
 executor. The API layer calls it; it holds no HTTP concerns itself."""
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Callable
@@ -232,12 +233,18 @@ class Platform:
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
 
-    async def _sync_at_start(self, url: str, attempts: int = 120) -> None:
-        """Apps named at start may still be booting: keep asking for a minute."""
-        for _ in range(attempts):
-            if await self.sync_url(url) is None or self._stop.is_set():
+    async def _sync_at_start(self, url: str) -> None:
+        """Apps named at start may still be booting, or be started later: keep asking, less
+        and less often (see retry_delays), until one sync succeeds or Weir stops."""
+        from weir.platform.sync_client import retry_delays
+
+        for delay in retry_delays():
+            if await self.sync_url(url) is None:
                 return
-            await asyncio.sleep(0.5)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+            if self._stop.is_set():
+                return
 
     async def sync_url(self, url: str) -> str | None:
         """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""

@@ -1,6 +1,7 @@
 """Asking an app to sync: PUT its serve URL; the SDK then posts its config to /fn/register."""
 
 import json
+from collections.abc import Iterator
 
 from weir.platform import app_hosts
 from weir.platform.executor import app_errors, signing
@@ -47,3 +48,12 @@ def _seconds() -> int:
     import time
 
     return int(time.time())
+
+
+def retry_delays(first_s: float = 0.5, cap_s: float = 30.0) -> Iterator[float]:
+    """Seconds to wait before each new attempt at a sync: doubling from `first_s` up to
+    `cap_s`, so an app that is not up yet is asked again soon, and an absent one rarely."""
+    delay = first_s
+    while True:
+        yield delay
+        delay = min(delay * 2, cap_s)

@@ -20,7 +20,8 @@ async def health(weir: Platform = Depends(platform)) -> JSONResponse:
 
 @router.get("/health/live")
 async def live() -> JSONResponse:
-    return JSONResponse({"status": "ok"})
+    # `service` lets a second `weir dev` on the same port tell a running Weir from another program
+    return JSONResponse({"status": "ok", "service": "weir"})
 
 
 @router.get("/health/ready")

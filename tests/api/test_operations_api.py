@@ -40,7 +40,7 @@ def test_metrics_count_accepted_events_and_read_gauges_from_the_store(
 
 
 def test_liveness_and_readiness_answer_once_started(client: TestClient) -> None:
-    assert client.get("/health/live").json() == {"status": "ok"}
+    assert client.get("/health/live").json() == {"status": "ok", "service": "weir"}
     assert client.get("/health/ready").json() == {"status": "ok"}
     assert client.get("/health").json() == {"status": "ok"}
 
