@@ -9,7 +9,6 @@ ran again after its result was committed, and no limit was exceeded at any momen
 import json
 import time
 from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.integration.audit import gcra_excess, max_overlap
 from tests.integration.harness import AppServer, Process, WeirServer, wait_until
 from tests.integration.postgres import fresh_schema
 
@@ -144,9 +144,9 @@ def _check_concurrency(url: str, app: AppServer, key_of: dict[str, str]) -> None
     calls = _rows(url, "SELECT run_id, started_at, ended_at FROM history WHERE kind = 'call'")
     spans = [(key_of[c.run_id], c.started_at, c.ended_at) for c in calls if c.run_id in key_of]
     assert spans, "the store recorded the keyed calls"
-    assert _max_overlap(spans) <= CONCURRENCY, "store call spans exceed the concurrency limit"
+    assert max_overlap(spans) <= CONCURRENCY, "store call spans exceed the concurrency limit"
     journal = _journal_spans(app, key_of)  # also the calls the killed process never recorded
-    assert _max_overlap(journal) <= CONCURRENCY, "step executions exceed the concurrency limit"
+    assert max_overlap(journal) <= CONCURRENCY, "step executions exceed the concurrency limit"
 
 
 def _journal_spans(app: AppServer, key_of: dict[str, str]) -> list[tuple[str, float, float]]:
@@ -164,20 +164,6 @@ def _journal_spans(app: AppServer, key_of: dict[str, str]) -> list[tuple[str, fl
     return spans
 
 
-def _max_overlap(spans: Iterable[tuple[str, float, float]]) -> int:
-    """The most spans of one key open at the same instant (an end frees before a start)."""
-    points: dict[str, list[tuple[float, int]]] = defaultdict(list)
-    for key, start, end in spans:
-        points[key] += [(start, 1), (end, -1)]
-    worst = 0
-    for marks in points.values():
-        open_now = 0
-        for _, delta in sorted(marks):
-            open_now += delta
-            worst = max(worst, open_now)
-    return worst
-
-
 def _check_throttle(url: str, app: AppServer, runs: list[tuple[str, Any, str]]) -> None:
     first: dict[str, float] = {}
     for c in _rows(url, "SELECT run_id, started_at FROM history WHERE kind = 'call'"):
@@ -189,7 +175,8 @@ def _check_throttle(url: str, app: AppServer, runs: list[tuple[str, Any, str]]) 
     for run_id, _, key in runs:
         starts[key].append(first[run_id])
     for key, times in starts.items():
-        _assert_gcra(sorted(times), THROTTLE_T, 1 + THROTTLE_BURST, JITTER_MS, f"throttle {key}")
+        excess = gcra_excess(times, THROTTLE_T, 1, THROTTLE_BURST, JITTER_MS)
+        assert excess == 0, f"throttle {key}: {excess} starts over the GCRA"
 
 
 def _check_rate_limit(url: str, runs: list[tuple[str, Any, str]], sent: int) -> None:
@@ -200,15 +187,5 @@ def _check_rate_limit(url: str, runs: list[tuple[str, Any, str]], sent: int) -> 
     for _, row, key in runs:
         admitted[key].append(row.created_at)
     for key, times in admitted.items():
-        _assert_gcra(sorted(times), RATE_T, RATE_LIMIT, 0, f"rate limit {key}")
-
-
-def _assert_gcra(times: list[float], period: int, at_once: int, slack: float, what: str) -> None:
-    """GCRA admits at most `at_once` together, then one per `period`: any window holding
-    n admissions spans at least (n - at_once) periods."""
-    for i in range(len(times)):
-        for j in range(i + at_once, len(times)):
-            need = (j - i + 1 - at_once) * period
-            assert times[j] - times[i] + slack >= need, (
-                f"{what}: {j - i + 1} within {times[j] - times[i]} ms"
-            )
+        excess = gcra_excess(times, RATE_T, 1, RATE_LIMIT - 1)
+        assert excess == 0, f"rate limit {key}: {excess} admissions over the GCRA"
