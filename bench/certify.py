@@ -15,9 +15,11 @@ Exits 1 when any rule was broken. PostgreSQL is the server WEIR_TEST_POSTGRES_UR
 """
 
 import argparse
+import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,9 +33,12 @@ SECTION = "## Certification"
 
 def write_results(figures: list[Figures], args: argparse.Namespace) -> None:
     """Replace the Certification section of RESULTS.md (or append it) with these figures."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     body = (
         f"{SECTION}\n`bench/certify.py --duration {args.duration:g} --kill-every "
-        f"{args.kill_every:g}` (SIGKILL after every {args.kill_every:g} s of uptime):\n\n"
+        f"{args.kill_every:g}` (SIGKILL after every {args.kill_every:g} s of uptime), "
+        f"finished {when}, load average {load} on the 2-core machine:\n\n"
         + "\n\n".join(f.table() for f in figures)
         + "\n\n"
         + "\n".join(_verdict(f) for f in figures)
