@@ -17,6 +17,7 @@ Exits 1 when any rule was broken. PostgreSQL is the server WEIR_TEST_POSTGRES_UR
 import argparse
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,10 +36,13 @@ def write_results(figures: list[Figures], args: argparse.Namespace) -> None:
     """Replace the Certification section of RESULTS.md (or append it) with these figures."""
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     body = (
         f"{SECTION}\n`bench/certify.py --duration {args.duration:g} --kill-every "
-        f"{args.kill_every:g}` (SIGKILL after every {args.kill_every:g} s of uptime), "
-        f"finished {when}, load average {load} on the 2-core machine:\n\n"
+        f"{args.kill_every:g}` (SIGKILL after every\n{args.kill_every:g} s of uptime) at "
+        f"commit {commit}, finished {when}, load average {load}:\n\n"
         + "\n\n".join(f.table() for f in figures)
         + "\n\n"
         + "\n".join(_verdict(f) for f in figures)
