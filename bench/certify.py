@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.certification import BACKENDS, Figures, certify  # noqa: E402
+from tests.integration.certification import BACKENDS, certify  # noqa: E402
+from tests.integration.certification_audit import Figures  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## Certification"
