@@ -186,7 +186,6 @@ def audit_run(url: str, app: AppServer, load: Load, backend: str, seconds: float
     """Every figure of one certification run."""
     store = _read_store(url)
     journal = _Journal(app)
-    throttle = _throttle_figures(journal)
     return Figures(
         backend=backend,
         seconds=seconds,
@@ -197,7 +196,7 @@ def audit_run(url: str, app: AppServer, load: Load, backend: str, seconds: float
         lost=_lost(store, load),
         stuck=open_work(url),
         **_concurrency_figures(journal),
-        **throttle,
+        **_throttle_figures(journal),
         **_rate_limit_figures(store),
         **_step_figures(store, journal),
     )
@@ -251,14 +250,15 @@ def _throttle_figures(journal: _Journal) -> dict[str, Any]:
     (T = period / limit, τ = burst × T) and counted in every sliding window of one period."""
     limit, period_s, burst = fns.THROTTLE
     period = period_s * 1000
-    first: dict[str, tuple[str, float]] = {}
+    first: dict[str, float] = {}
+    key_of: dict[str, str] = {}
     for e in journal.calls:
         if e["fn"] == "throttled":
-            at = min(e["at"] * 1000, first.get(e["run"], ("", float("inf")))[1])
-            first[e["run"]] = (e["key"], at)
+            first[e["run"]] = min(e["at"] * 1000, first.get(e["run"], float("inf")))
+            key_of[e["run"]] = e["key"]
     starts: dict[str, list[float]] = defaultdict(list)
-    for key, at in first.values():
-        starts[key].append(at)
+    for run, at in first.items():
+        starts[key_of[run]].append(at)
     keys = starts.values()
     return {
         "throttle_starts": len(first),
