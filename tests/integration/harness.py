@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,16 @@ def wait_until(check: Callable[[], Any], timeout: float = 20.0, every: float = 0
             return last
         time.sleep(every)
     raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
+
+
+def store_rows(url: str, sql: str) -> list[Any]:
+    """Rows of one query on a Weir store (SQLite or PostgreSQL URL), read by the test itself."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(text(sql)))
+    finally:
+        engine.dispose()
 
 
 class Process:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from weir.platform.gates.rate_limit import RateLimitConfig, admit_event
 
+from tests.integration.audit import max_overlap
 from tests.integration.harness import AppServer, WeirServer, wait_until
 
 pytestmark = pytest.mark.integration
@@ -59,23 +60,16 @@ def _spans(conn: sqlite3.Connection) -> dict[str, list[tuple[int, int]]]:
     return by_key
 
 
-def _peak(spans: list[tuple[int, int]]) -> int:
-    edges = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
-    level = peak = 0
-    for _, delta in edges:
-        level += delta
-        peak = max(peak, level)
-    return peak
-
-
 def _assert_concurrency(conn: sqlite3.Connection) -> None:
     by_key = _spans(conn)
     assert set(by_key) == set(KEYS)
     for key, spans in by_key.items():
-        assert _peak(spans) <= 3, f"key {key} ran more than 3 calls at once"
-    everything = [span for spans in by_key.values() for span in spans]
-    assert _peak(everything) <= 5, "the function ran more than 5 calls at once"
-    assert _peak(everything) >= 4  # the load did press against the limits
+        assert max_overlap(("", *span) for span in spans) <= 3, (
+            f"key {key} ran more than 3 calls at once"
+        )
+    everything = max_overlap(("", *span) for spans in by_key.values() for span in spans)
+    assert everything <= 5, "the function ran more than 5 calls at once"
+    assert everything >= 4  # the load did press against the limits
 
 
 def _assert_rate_limit(conn: sqlite3.Connection) -> None:

@@ -9,15 +9,14 @@ ran again after its result was committed, and no limit was exceeded at any momen
 import json
 import time
 from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
 
-from tests.integration.harness import AppServer, Process, WeirServer, wait_until
+from tests.integration.audit import gcra_excess, max_overlap
+from tests.integration.harness import AppServer, Process, WeirServer, store_rows, wait_until
 from tests.integration.postgres import fresh_schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
@@ -80,15 +79,6 @@ def _send_wave(server: WeirServer, sent: dict[str, int], seed: int) -> None:
         sent[str(event["name"])] += 1
 
 
-def _rows(url: str, sql: str) -> list[Any]:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as conn:
-            return list(conn.execute(text(sql)))
-    finally:
-        engine.dispose()
-
-
 RUNS = """
 SELECT r.id, f.slug, r.status, r.created_at, e.payload
 FROM runs r JOIN functions f ON f.id = r.function_id
@@ -101,7 +91,7 @@ def _wait_all_ended(url: str, sent: dict[str, int]) -> None:
     expected = sent["m/keyed"] + sent["m/throttled"]
 
     def ended() -> bool:
-        runs = _rows(url, RUNS)
+        runs = store_rows(url, RUNS)
         started = [r for r in runs if not r.slug.endswith("-limited")]
         return len(started) >= expected and all(r.status in ENDED for r in runs)
 
@@ -114,7 +104,7 @@ ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
 def _check(url: str, app: AppServer, sent: dict[str, int]) -> None:
     runs = {
         r.id: (r.slug.rsplit("-", 1)[-1], r, json.loads(r.payload)["data"]["k"])
-        for r in _rows(url, RUNS)
+        for r in store_rows(url, RUNS)
     }
     assert {r.status for _, r, _ in runs.values()} == {"COMPLETED"}
     by_fn = defaultdict(list)
@@ -131,7 +121,7 @@ def _check(url: str, app: AppServer, sent: dict[str, int]) -> None:
 def _check_no_rerun_after_commit(url: str, app: AppServer) -> None:
     committed = {
         (r.run_id, r.name): r.at
-        for r in _rows(url, "SELECT run_id, name, at FROM steps WHERE op = 'StepRun'")
+        for r in store_rows(url, "SELECT run_id, name, at FROM steps WHERE op = 'StepRun'")
     }
     begins = app.entries("begin")
     assert {(e["run"], e["step"]) for e in begins} == set(committed)
@@ -141,12 +131,12 @@ def _check_no_rerun_after_commit(url: str, app: AppServer) -> None:
 
 
 def _check_concurrency(url: str, app: AppServer, key_of: dict[str, str]) -> None:
-    calls = _rows(url, "SELECT run_id, started_at, ended_at FROM history WHERE kind = 'call'")
+    calls = store_rows(url, "SELECT run_id, started_at, ended_at FROM history WHERE kind = 'call'")
     spans = [(key_of[c.run_id], c.started_at, c.ended_at) for c in calls if c.run_id in key_of]
     assert spans, "the store recorded the keyed calls"
-    assert _max_overlap(spans) <= CONCURRENCY, "store call spans exceed the concurrency limit"
+    assert max_overlap(spans) <= CONCURRENCY, "store call spans exceed the concurrency limit"
     journal = _journal_spans(app, key_of)  # also the calls the killed process never recorded
-    assert _max_overlap(journal) <= CONCURRENCY, "step executions exceed the concurrency limit"
+    assert max_overlap(journal) <= CONCURRENCY, "step executions exceed the concurrency limit"
 
 
 def _journal_spans(app: AppServer, key_of: dict[str, str]) -> list[tuple[str, float, float]]:
@@ -164,23 +154,9 @@ def _journal_spans(app: AppServer, key_of: dict[str, str]) -> list[tuple[str, fl
     return spans
 
 
-def _max_overlap(spans: Iterable[tuple[str, float, float]]) -> int:
-    """The most spans of one key open at the same instant (an end frees before a start)."""
-    points: dict[str, list[tuple[float, int]]] = defaultdict(list)
-    for key, start, end in spans:
-        points[key] += [(start, 1), (end, -1)]
-    worst = 0
-    for marks in points.values():
-        open_now = 0
-        for _, delta in sorted(marks):
-            open_now += delta
-            worst = max(worst, open_now)
-    return worst
-
-
 def _check_throttle(url: str, app: AppServer, runs: list[tuple[str, Any, str]]) -> None:
     first: dict[str, float] = {}
-    for c in _rows(url, "SELECT run_id, started_at FROM history WHERE kind = 'call'"):
+    for c in store_rows(url, "SELECT run_id, started_at FROM history WHERE kind = 'call'"):
         first[c.run_id] = min(first.get(c.run_id, c.started_at), c.started_at)
     for e in app.entries("begin"):  # a start the killed process made and never recorded
         if e["run"] in first:
@@ -189,26 +165,19 @@ def _check_throttle(url: str, app: AppServer, runs: list[tuple[str, Any, str]]) 
     for run_id, _, key in runs:
         starts[key].append(first[run_id])
     for key, times in starts.items():
-        _assert_gcra(sorted(times), THROTTLE_T, 1 + THROTTLE_BURST, JITTER_MS, f"throttle {key}")
+        excess = gcra_excess(times, THROTTLE_T, 1, THROTTLE_BURST, JITTER_MS)
+        assert excess == 0, f"throttle {key}: {excess} starts over the GCRA"
 
 
 def _check_rate_limit(url: str, runs: list[tuple[str, Any, str]], sent: int) -> None:
-    skipped = _rows(url, "SELECT count(*) AS n FROM event_outcomes WHERE outcome = 'rate_limited'")
+    skipped = store_rows(
+        url, "SELECT count(*) AS n FROM event_outcomes WHERE outcome = 'rate_limited'"
+    )
     assert len(runs) + skipped[0].n == sent, "every limited event either ran or was skipped"
     assert skipped[0].n > 0, "the load went over the rate limit"
     admitted: dict[str, list[float]] = defaultdict(list)
     for _, row, key in runs:
         admitted[key].append(row.created_at)
     for key, times in admitted.items():
-        _assert_gcra(sorted(times), RATE_T, RATE_LIMIT, 0, f"rate limit {key}")
-
-
-def _assert_gcra(times: list[float], period: int, at_once: int, slack: float, what: str) -> None:
-    """GCRA admits at most `at_once` together, then one per `period`: any window holding
-    n admissions spans at least (n - at_once) periods."""
-    for i in range(len(times)):
-        for j in range(i + at_once, len(times)):
-            need = (j - i + 1 - at_once) * period
-            assert times[j] - times[i] + slack >= need, (
-                f"{what}: {j - i + 1} within {times[j] - times[i]} ms"
-            )
+        excess = gcra_excess(times, RATE_T, 1, RATE_LIMIT - 1)
+        assert excess == 0, f"rate limit {key}: {excess} admissions over the GCRA"
