@@ -53,10 +53,11 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     tx.notes.append(_call_note(run, item, outcome, timing))
     if isinstance(outcome, Completed):  # start and end in one write
         q.finish(tx.conn, item, tx.now)
-        started = started_changes(tx, run, timing.started)
+        started = started_changes(tx, run, item.claimed_at)
         finish_run(tx, run.id, "COMPLETED", outcome.output, run=run, changes=started)
         return
-    mark_started(tx, run, timing.started)
+    # A run starts when its first call is claimed: the moment its throttle let it through.
+    mark_started(tx, run, item.claimed_at)
     if isinstance(outcome, Ops):
         _apply_ops(tx, item, fn, run, outcome)
     else:

@@ -20,6 +20,7 @@ from weir.platform.executor import signing
 from weir.platform.executor.signing import sign
 from weir.platform.settings import Settings
 
+from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp, Handler, answer, head
 from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
 from tests.integration.postgres import fresh_schema
@@ -107,7 +108,7 @@ def settings(tmp_path: Path, **changes: Any) -> Settings:
 def running(tmp_path: Path, **changes: Any) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY, MODES).running() as evil,
-        TestClient(create_app(settings(tmp_path, **changes))) as client,
+        TestClient(create_app(settings(tmp_path, **changes)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 

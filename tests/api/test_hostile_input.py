@@ -12,6 +12,7 @@ from tests.api.conftest import function, sync_body
 
 SAFE = 2**53 - 1
 DEEP = b"[" * 100_000 + b"]" * 100_000
+JSON = {"content-type": "application/json"}
 
 
 def _event_count(client: TestClient) -> int:
@@ -40,7 +41,7 @@ def test_numbers_an_sdk_cannot_read_back_are_refused_at_ingest_naming_the_path(
     client: TestClient, data: bytes, path: str
 ) -> None:
     body = b'[{"name": "ok/first"}, {"name": "t/n", "data": ' + data + b"}]"
-    resp = client.post("/e/key", content=body)
+    resp = client.post("/e/key", content=body, headers=JSON)
     assert resp.status_code == 400, resp.text
     error = resp.json()["error"]
     assert error.startswith(f"event 1: {path}"), error
@@ -56,7 +57,7 @@ def test_the_largest_safe_integers_are_kept_exactly(client: TestClient) -> None:
 
 
 def test_a_lone_surrogate_in_a_string_is_refused(client: TestClient) -> None:
-    resp = client.post("/e/key", content=b'{"name": "t/s", "data": {"s": "\\ud800"}}')
+    resp = client.post("/e/key", content=b'{"name": "t/s", "data": {"s": "\\ud800"}}', headers=JSON)
     assert resp.status_code == 400
     assert "data.s holds a lone UTF-16 surrogate" in resp.json()["error"]
 
@@ -70,7 +71,7 @@ def test_control_characters_in_names_and_ids_are_refused(
     client: TestClient, char: str, field: str
 ) -> None:
     event = {"name": "t/ok", field: f"a{char}b"}
-    resp = client.post("/e/key", content=json.dumps(event).encode())
+    resp = client.post("/e/key", content=json.dumps(event).encode(), headers=JSON)
     assert resp.status_code == 400, resp.text
     error = resp.json()["error"]
     assert f"'{field}' holds the control character {char!r} at position 1" in error
@@ -88,7 +89,7 @@ def test_unicode_names_are_still_welcome(client: TestClient) -> None:
 
 @pytest.mark.parametrize("path", ["/fn/register", "/e/key", "/v0/gql"])
 def test_deeply_nested_json_is_a_400_at_every_json_endpoint(client: TestClient, path: str) -> None:
-    resp = client.post(path, content=DEEP, headers={"content-type": "application/json"})
+    resp = client.post(path, content=DEEP, headers=JSON)
     assert resp.status_code == 400, resp.text
     assert "JSON" in resp.text
 
@@ -97,7 +98,9 @@ def test_nesting_past_the_limit_inside_an_event_is_refused_naming_the_limit(
     client: TestClient,
 ) -> None:
     data = b"[" * 300 + b"]" * 300
-    resp = client.post("/e/key", content=b'{"name": "t/d", "data": {"x": ' + data + b"}}")
+    resp = client.post(
+        "/e/key", content=b'{"name": "t/d", "data": {"x": ' + data + b"}}", headers=JSON
+    )
     assert resp.status_code == 400
     assert "nested deeper than 254 levels" in resp.json()["error"]
 
@@ -111,7 +114,7 @@ def test_a_sync_body_with_numbers_that_cannot_be_kept_is_a_400(
 ) -> None:
     body = json.dumps(sync_body(function("a"))).encode()
     body = body.replace(b'"functions":', b'"extra": {"n": ' + number + b'}, "functions":')
-    resp = client.post("/fn/register", content=body)
+    resp = client.post("/fn/register", content=body, headers=JSON)
     assert resp.status_code == 400, resp.text
     error = resp.json()["error"]
     assert "extra.n is" in error and "±(2^53-1)" in error
@@ -119,7 +122,7 @@ def test_a_sync_body_with_numbers_that_cannot_be_kept_is_a_400(
 
 @pytest.mark.parametrize("ts", [b"1e400", b"NaN", b"-Infinity", str(2**70).encode()])
 def test_a_ts_that_is_no_finite_number_gets_the_ts_message(client: TestClient, ts: bytes) -> None:
-    resp = client.post("/e/key", content=b'{"name": "t/ts", "ts": ' + ts + b"}")
+    resp = client.post("/e/key", content=b'{"name": "t/ts", "ts": ' + ts + b"}", headers=JSON)
     assert resp.status_code == 400, resp.text
     assert "'ts'" in resp.json()["error"] and "Unix milliseconds" in resp.json()["error"]
 

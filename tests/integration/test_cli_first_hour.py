@@ -143,7 +143,7 @@ def test_weir_sync_reports_failures(running: WeirServer) -> None:
     absent = f"http://127.0.0.1:{free_port()}/api/inngest"
     out = weir_cli("sync", absent, "--base-url", running.url)
     assert out.returncode == 1
-    assert re.search(f"Sync of {re.escape(absent)} failed: could not reach", out.stderr)
+    assert re.search(f"Sync of {re.escape(absent)} failed: no app answered at", out.stderr)
     nobody = weir_cli("sync", absent, "--base-url", f"http://127.0.0.1:{free_port()}")
     assert nobody.returncode == 1
     assert "No Weir answers at" in nobody.stderr
