@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import uvicorn
+from weir.expressions import Budget
 from weir.platform import cli_support, cli_sync
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
@@ -95,6 +96,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     _add_auth(p)
     _add_operations(p)
     _add_http(p)
+    _add_cel(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -211,6 +213,46 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     )
 
 
+# (flag, WEIR_* name, Budget field, unit in bytes or 1, help) of the CEL evaluation budget
+_CEL_FLAGS = (
+    ("--cel-budget-ms", "CEL_BUDGET_MS", "time_ms", 1, "ms one expression may evaluate"),
+    ("--cel-memory-mib", "CEL_MEMORY_MIB", "memory_bytes", 1 << 20, "MiB per CEL worker"),
+    ("--cel-result-kib", "CEL_RESULT_KIB", "result_bytes", 1 << 10, "KiB per CEL result"),
+    ("--cel-workers", "CEL_WORKERS", "workers", 1, "processes for costly CEL evaluations"),
+)
+
+
+def _add_cel(p: argparse.ArgumentParser) -> None:
+    """The budget each CEL evaluation runs under, so one hostile event cannot stall Weir."""
+    base = Budget()
+    for flag, env, attr, unit, text in _CEL_FLAGS:
+        default = getattr(base, attr) // unit
+        p.add_argument(
+            flag,
+            type=_positive,
+            default=_env(env, str(default)),  # argparse converts (and checks) this text too
+            help=f"{text} [WEIR_{env}]",
+        )
+
+
+def _cel(args: argparse.Namespace) -> Budget:
+    values = {
+        attr: getattr(args, flag[2:].replace("-", "_")) * unit
+        for flag, _, attr, unit, _ in _CEL_FLAGS
+    }
+    return Budget(**values)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 def _duration_ms(text: str) -> int:
     try:
         return parse_duration_ms(text)
@@ -248,7 +290,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )
-    return replace(settings, **_operations(args), **_http(args))
+    return replace(settings, **_operations(args), **_http(args), cel_budget=_cel(args))
 
 
 def _http(args: argparse.Namespace) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection
+from weir.expressions import configure_budget
 from weir.platform.clock import Clock, SystemClock
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
@@ -42,6 +43,7 @@ CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels i
 class Platform:
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
+        configure_budget(settings.cel_budget)  # one budget per process, as its CEL workers are
         self.clock = clock or SystemClock()
         self.rng = random.Random()
         self.db = _open_database(settings)

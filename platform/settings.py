@@ -1,6 +1,8 @@
 """Every setting of a Weir process, from flags or WEIR_* environment variables."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from weir.expressions import Budget, current_budget
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class Settings:
     header_timeout_s: float = 10.0  # a request's headers must arrive within this
     body_timeout_s: float = 30.0  # a body may stall this long (more for a big one: min rate)
     body_budget_bytes: int = 64 * 1024 * 1024  # request bodies held at once, all requests
+    # time, memory and result size of one CEL evaluation (default: WEIR_CEL_* or built in)
+    cel_budget: Budget = field(default_factory=current_budget)
 
     @property
     def signing_key(self) -> str | None:
