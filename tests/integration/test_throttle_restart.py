@@ -54,16 +54,23 @@ def test_a_backlog_of_throttled_starts_survives_sigkill_without_a_burst(
             wait_until(lambda: len(app.entries("start")) >= 3, timeout=30)
             for server in servers:
                 server.kill()
+            killed_at = time.time()
             time.sleep(4.0)  # twenty reserved slots pass while nobody runs them
             for server in servers:
                 server.start()
-            wait_until(lambda: len(app.entries("start")) >= BACKLOG, timeout=60)
+            wait_until(lambda: len({e["n"] for e in app.entries("start")}) >= BACKLOG, timeout=60)
         finally:
             app.stop()
             for server in servers:
                 server.stop()
     starts = sorted(app.entries("start"), key=lambda e: e["at"])
-    assert sorted(e["n"] for e in starts) == list(range(BACKLOG))  # each run started once
-    times = [e["at"] for e in starts]
+    # A start whose call reached the app just before the kill, but whose outcome was not yet
+    # stored, is started again after the restart (claimed, and counted, again): only those.
+    cut = [e["n"] for e in starts if e["at"] < killed_at]
+    again = [e["n"] for e in starts if e["at"] >= killed_at and e["n"] in cut]
+    assert len(again) == len(set(again)) <= len(servers), starts  # a call in flight each
+    assert sorted(e["n"] for e in starts) == sorted([*range(BACKLOG), *again])
+    times = [e["at"] for e in starts]  # every start the app saw, repeated ones too
     assert most_in_any_window(times, PERIOD_S - JITTER_S) <= LIMIT, times
-    assert [e["n"] for e in starts] == list(range(BACKLOG))  # in arrival order
+    first = list(dict.fromkeys(e["n"] for e in starts))
+    assert first == list(range(BACKLOG))  # in arrival order
