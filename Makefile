@@ -20,6 +20,7 @@ dev: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	bash .ci/lint-imports  # $(BIN)/lint-imports on a wheel-shaped view of the tree
 
 typecheck: install
 	bash .ci/typecheck

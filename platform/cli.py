@@ -6,7 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,10 +15,14 @@ from weir.expressions import Budget
 from weir.platform import cli_support, cli_sync
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
+from weir.platform.server import protocol_class
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
 RETENTION_START_MS = 30 * 24 * 3600 * 1000  # weir start keeps 30 days by default
+# Builds the ASGI app for the settings: passed in by `weir.app`, which composes the API and
+# the web UI above this package.
+AppFactory = Callable[[Settings], Any]
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -332,7 +336,7 @@ def _start_problems(settings: Settings) -> list[str]:
     return problems
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     args = cli_support.parse(_parser(), argv)
     if args.command == "sync":
         sys.exit(cli_sync.run(args))
@@ -349,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     example = _start_example(settings) if args.example else None
     try:
-        _serve(settings, listener)
+        _serve(settings, listener, make_app)
     finally:
         if example is not None:
             example.terminate()
@@ -375,12 +379,9 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
     return proc
 
 
-def _serve(settings: Settings, listener: socket.socket) -> None:
-    from weir.platform.app import create_app
-    from weir.platform.server import protocol_class
-
+def _serve(settings: Settings, listener: socket.socket, make_app: AppFactory) -> None:
     config = uvicorn.Config(
-        create_app(settings),
+        make_app(settings),
         host=settings.host,
         port=settings.port,
         http=protocol_class(settings),  # header/body deadlines and a connection cap

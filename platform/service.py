@@ -3,6 +3,7 @@ executor. The API layer calls it; it holds no HTTP concerns itself."""
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import random
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
-from weir.platform.runtime import cron, events, runs, timers
+from weir.platform.runtime import cron, events, finish_hooks, outcomes, runs, timers
+from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
 from weir.platform.runtime.sync import apply_sync
 from weir.platform.runtime.tx import Tx
@@ -33,6 +35,7 @@ from weir.platform.store.database import Database, is_sqlite, make_engine
 from weir.platform.store.dialect import CATALOG, WAKE
 from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
+from weir.platform.sync_client import request_sync, retry_delays
 
 T = TypeVar("T")
 log = logging.getLogger("weir")
@@ -55,7 +58,6 @@ class Platform:
             self.clock,
             self.client,
             lambda: self.registry,
-            self.write,
             settings.signing_key,
         )
         # start mode trusts only signed answers (docs/protocol.md §12.2); dev mode trusts any
@@ -88,7 +90,9 @@ class Platform:
 
         def run(conn: Connection) -> T:
             holder[:] = [self.make_tx(conn)]  # a job run again (a lost race) starts afresh
-            return job(holder[0])
+            result = job(holder[0])
+            finish_hooks.settle(holder[0])  # what the runs it ended set off, in the same commit
+            return result
 
         result = await self.db.write(run)
         if holder and holder[0].enqueued:
@@ -206,8 +210,6 @@ class Platform:
         """`weir dev` takes any key; `weir start` only its configured keys."""
         if self.settings.dev:
             return True
-        import hmac
-
         return any(hmac.compare_digest(key.encode(), k.encode()) for k in self.settings.event_keys)
 
     # -- work ------------------------------------------------------------------------------
@@ -216,9 +218,20 @@ class Platform:
             if item.kind == "exec":
                 if item.function_id not in self.registry.by_id:  # synced by another process
                     await self.reload_if_changed()
-                await self.driver.call(item)
+                await self._call(item)
             else:
                 await self.write(lambda tx: timers.handle(tx, item))
+
+    async def _call(self, item: q.Claimed) -> None:
+        """The executor makes the call; the runtime applies its outcome."""
+        answered = await self.driver.call(item)
+        if answered is None:
+            return
+        fn, outcome, timing = answered.fn, answered.outcome, answered.timing
+        # LeaseLost: another process took the item over and its outcome wins; ours rolls back
+        # whole, as every write job runs under its own savepoint.
+        with contextlib.suppress(q.LeaseLost):
+            await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
 
     async def send_events(self, body: bytes) -> list[str]:
         incoming = parse_body(body, self.clock.now_ms())
@@ -235,11 +248,13 @@ class Platform:
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
 
+    async def rerun(self, run_id: str) -> str:
+        """A new run from the same event(s); raises RerunError when it cannot start."""
+        return await self.write(lambda tx: start_rerun(tx, run_id))
+
     async def _sync_at_start(self, url: str) -> None:
         """Apps named at start may still be booting, or be started later: keep asking, less
         and less often (see retry_delays), until one sync succeeds or Weir stops."""
-        from weir.platform.sync_client import retry_delays
-
         for delay in retry_delays():
             if await self.sync_url(url) is None:
                 return
@@ -250,8 +265,6 @@ class Platform:
 
     async def sync_url(self, url: str) -> str | None:
         """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""
-        from weir.platform.sync_client import request_sync
-
         error = await request_sync(self.client, url, self.settings)
         if error:
             self.sync_errors[url] = error

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api.deps import platform
 from weir.platform.ingest import EventError
+from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.platform.store import queries
 from weir.web import data
 from weir.web.login import protect_form
 from weir.web.render import page
-from weir.web.rerun import RerunError, rerun
 
 router = APIRouter(include_in_schema=False)
 
@@ -34,7 +34,7 @@ async def cancel(run_id: str, weir: Platform = Depends(platform)) -> Response:
 @router.post("/runs/{run_id}/rerun", dependencies=[Depends(protect_form)])
 async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> Response:
     try:
-        new_id = await weir.write(lambda tx: rerun(tx, run_id))
+        new_id = await weir.rerun(run_id)
     except RerunError as exc:
         return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {exc}.")
     return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}.")

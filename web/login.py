@@ -10,30 +10,13 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import sessions
-from weir.platform.api.auth import Auth, Credential, client_of, revoke
+from weir.platform.api.auth import client_of, revoke
 from weir.platform.api.deps import platform
 from weir.web.render import page
+from weir.web.session import auth_of, credential_of
 
 router = APIRouter(include_in_schema=False)
 FAILED_LOGIN_DELAY_S = 0.5  # slows password guessing down
-
-
-def auth_of(request: Request) -> Auth | None:
-    auth: Auth | None = getattr(request.app.state, "auth", None)
-    return auth
-
-
-def credential_of(request: Request) -> Credential | None:
-    value: Credential | None = request.scope.get("state", {}).get("credential")
-    return value
-
-
-def csrf_for(request: Request) -> str:
-    """The token the page's forms carry: empty without a session (dev mode, a Bearer call)."""
-    auth, credential = auth_of(request), credential_of(request)
-    if auth is None or credential is None or credential.session is None:
-        return ""
-    return sessions.csrf_token(auth.secret, credential.session)
 
 
 async def protect_form(request: Request) -> None:

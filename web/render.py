@@ -6,6 +6,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from weir.web.session import csrf_for
 
 HERE = Path(__file__).parent
 TEMPLATES = Environment(
@@ -20,12 +21,6 @@ NAV = (
     ("functions", "/functions", "Functions"),
     ("apps", "/apps", "Apps"),
 )
-
-
-def csrf_for(request: Request) -> str:
-    from weir.web.login import csrf_for as token  # login renders pages too
-
-    return token(request)
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

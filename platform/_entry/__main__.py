@@ -1,3 +1,3 @@
-from weir.platform.cli import main
+from weir.app import main
 
 main()

@@ -1,36 +1,48 @@
-"""Drives one claimed call: read the run's state, POST it to the app, apply the answer."""
+"""Drives one claimed call: read the run's state, POST it to the app, judge the answer.
+
+The outcome goes back to the caller, which applies it through the runtime
+(`runtime.outcomes.apply`): the executor knows how to talk to apps, not how runs move on.
+"""
 
 import asyncio
 import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import rfc8785
 from sqlalchemy import Connection, select
 from weir.platform.clock import Clock
 from weir.platform.executor import app_errors, limits, signing, trust
 from weir.platform.executor.http import AppClient, Redirected, TransportError
-from weir.platform.executor.request import CallState, build_body, step_url
-from weir.platform.executor.response import AttemptFailed, Outcome, RawResponse, classify, failed
+from weir.platform.executor.request import CallState, attempts_allowed, build_body, step_url
+from weir.platform.executor.response import (
+    AttemptFailed,
+    Outcome,
+    RawResponse,
+    Timing,
+    classify,
+    failed,
+)
 from weir.platform.registry import Function, Registry
-from weir.platform.runtime import outcomes
-from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
 
-T = TypeVar("T")
 log = logging.getLogger("weir.executor")
 
 
-class Writer(Protocol):
-    """Runs a transition in one transaction and reports it once committed."""
+@dataclass(frozen=True)
+class Answered:
+    """A call that got an outcome, for the runtime to apply."""
 
-    def __call__(self, job: Callable[[Tx], T]) -> Awaitable[T]: ...
+    fn: Function
+    outcome: Outcome
+    timing: Timing
 
 
 def load_call_state(
@@ -57,11 +69,10 @@ class Driver:
         clock: Clock,
         client: AppClient,
         registry: Callable[[], Registry],
-        write: Writer,
         signing_key: str | None = None,
     ) -> None:
         self.db, self.clock, self.client = db, clock, client
-        self.registry, self.write, self.signing_key = registry, write, signing_key
+        self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[dict[str, Any]]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
 
@@ -79,24 +90,22 @@ class Driver:
         for request in self._calls.get(run_id, ()):
             request.cancel()
 
-    async def call(self, item: q.Claimed) -> None:
+    async def call(self, item: q.Claimed) -> Answered | None:
+        """POST the item's call; its outcome, or None when there is nothing to apply (the
+        run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
         state = await self._state(item.run_id or "")
         if fn is None or state is None or state.run.status in records.ENDED:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
-            return
+            return None
         started = self.clock.now_ms()
         outcome = await self._post(fn, item, state)
         if outcome is None:  # aborted: the run has ended, so there is nothing to retry
             log.info("call aborted: its run was cancelled")
             with contextlib.suppress(q.LeaseLost):
                 await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
-            return
-        timing = outcomes.Timing(started, self.clock.now_ms())
-        # LeaseLost: another process took the item over and its outcome wins; ours rolls back
-        # whole, as every write job runs under its own savepoint.
-        with contextlib.suppress(q.LeaseLost):
-            await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
+            return None
+        return Answered(fn, outcome, Timing(started, self.clock.now_ms()))
 
     async def _state(self, run_id: str) -> CallState | None:
         known = self._events.get(run_id)
@@ -115,7 +124,7 @@ class Driver:
                 fn_id=fn.id,
                 step_id=item.step_id,
                 attempt=item.attempt,
-                max_attempts=outcomes.max_attempts(fn),
+                max_attempts=attempts_allowed(fn),
             )
         except rfc8785.CanonicalizationError as exc:
             return unsendable(exc)

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import rfc8785
+from weir.platform.registry import Function
 
 REQUEST_VERSION = 2
 MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself
@@ -18,6 +19,12 @@ class CallState:
     run: Any
     events: list[dict[str, Any]]
     memos: list[Any]  # rows of (step_id, memo, seq), in completion order
+
+
+def attempts_allowed(fn: Function) -> int:
+    """Its first attempt and its retries: the request's ctx.max_attempts, and when a failed
+    attempt is the last one."""
+    return fn.config.retries + 1
 
 
 def step_url(url: str, step_id: str) -> str:

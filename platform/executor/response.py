@@ -24,6 +24,14 @@ KNOWN_OPS = frozenset(
 
 
 @dataclass(frozen=True)
+class Timing:
+    """When the call that produced an outcome began and ended (ms)."""
+
+    started: int
+    ended: int
+
+
+@dataclass(frozen=True)
 class Op:
     op: str
     id: str

@@ -16,10 +16,10 @@ from weir.platform.functions.config import (
     Throttle,
     Timeouts,
     Trigger,
-    parse_sync,
 )
 from weir.platform.functions.durations import parse_duration_ms
 from weir.platform.functions.matching import trigger_patterns
+from weir.platform.functions.sync import parse_sync
 
 __all__ = [
     "AppSync",

@@ -28,7 +28,6 @@ __all__ = [
     "Throttle",
     "Timeouts",
     "Trigger",
-    "parse_sync",
 ]
 
 DEFAULT_RETRIES = 4
@@ -159,14 +158,6 @@ class AppSync:
     app_version: str | None
     functions: tuple[FunctionConfig, ...]
     checksum: str  # sha256 of the payload's canonical JSON: an unchanged re-sync is a no-op
-
-
-def parse_sync(payload: Any) -> AppSync:
-    """Validate a `POST /fn/register` body; SyncError lists every problem found."""
-    # Imported here because the parser builds the classes above (an import cycle otherwise).
-    from weir.platform.functions.sync import parse_app_sync
-
-    return parse_app_sync(payload)
 
 
 _OPTION_TYPES: dict[str, type[Any]] = {

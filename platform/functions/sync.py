@@ -22,7 +22,8 @@ MAX_NAME = 255  # the app's name, as the store keeps it
 MAX_LABEL = 64  # sdk, framework, deploy type: short labels
 
 
-def parse_app_sync(payload: Any) -> AppSync:
+def parse_sync(payload: Any) -> AppSync:
+    """Validate a `POST /fn/register` body; SyncError lists every problem found."""
     app = Issues(function=None)
     body = read_object(app, payload, None)
     sync = None if body is None else _read_app(app, body)

@@ -6,15 +6,17 @@ cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 `weir.platform.gates`; this module only loads and stores their state around it.
 """
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from weir.expressions import BudgetExceeded
+from weir.expressions import BudgetExceeded, key_hash
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
 from weir.platform.registry import INVOKED, Function
-from weir.platform.runtime import flow, flow_support
+from weir.platform.runtime import flow
+from weir.platform.runtime.flow import support as flow_support
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
     condition,
     evaluate_key,
@@ -25,25 +27,6 @@ from weir.platform.runtime.keys import (
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
-
-
-@dataclass
-class Candidate:
-    """One (event(s), function) pair on its way through the gates."""
-
-    fn: Function
-    event_ids: list[str]
-    events: list[dict[str, Any]]
-    received_at: int
-    warnings: list[str] = field(default_factory=list)
-    batch_id: str | None = None
-    cron: str | None = None
-    original_run_id: str | None = None
-    skip_gates: frozenset[str] = frozenset()  # flushes of batches and debounces skip re-entry
-
-    @property
-    def event(self) -> dict[str, Any]:
-        return self.events[0]
 
 
 def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
@@ -64,8 +47,6 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
 def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
     target = payload.get("data", {}).get("_inngest", {}).get("fn_id")
     fn = tx.registry.by_slug.get(str(target)) or tx.registry.by_id.get(str(target))
-    from weir.platform.runtime.invoke import fail_invoke
-
     if fn is None:
         fail_invoke(tx, payload, f"no function {target!r} is registered")
         return
@@ -98,8 +79,12 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
             return None
         for gate in flow.PRE_RUN_GATES:
             if not gate(tx, cand):
-                return None
-        return start_run(tx, cand, new_id(tx.now))
+                break
+        else:
+            return start_run(tx, cand, new_id(tx.now))
+    for released in cand.released:  # a batch or debounce window the gate closed
+        admit(tx, released)
+    return None
 
 
 def _expressions(cand: Candidate) -> list[str]:
@@ -180,6 +165,4 @@ def _concurrency(cand: Candidate) -> tuple[tuple[tuple[str, int], ...], dict[str
 def _lane(fn: Function, limits: tuple[tuple[str, int], ...]) -> str:
     if not any(limit > 0 for _, limit in limits):
         return fn.id
-    from weir.expressions import key_hash
-
     return "L" + key_hash(fn.id + "".join(f"|{k}:{n}" for k, n in limits))[:31]

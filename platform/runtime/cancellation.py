@@ -6,7 +6,7 @@ from typing import Any
 from weir.platform.gates import cancel_on
 from weir.platform.ids import id_time_ms
 from weir.platform.runtime.keys import expression_holds
-from weir.platform.runtime.runs import cancel_run
+from weir.platform.runtime.runs import cancel_run, first_event
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
 
@@ -28,8 +28,6 @@ def try_cancel(tx: Tx, wait: Any, event_id: str, payload: dict[str, Any]) -> Non
     run = records.get_run(tx.conn, wait.run_id)
     if run is None or not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
         return
-    from weir.platform.runtime.waits import first_event
-
     if expression_holds(wait.expression, {"event": first_event(tx, run.id), "async": payload}):
         cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})")
 

@@ -7,8 +7,10 @@ from typing import Any
 
 from weir.platform.functions import CronTrigger
 from weir.platform.functions.cron_dow import aps_cron
+from weir.platform.ids import new_id
 from weir.platform.ingest import IncomingEvent, event_payload
 from weir.platform.registry import Function
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
@@ -56,14 +58,16 @@ def _jitter(fn: Function, trigger: CronTrigger, fire: int) -> int:
     return int.from_bytes(digest[:8], "big") % trigger.jitter_ms
 
 
-def on_tick(tx: Tx, item: Any) -> None:
+def on_tick(tx: Tx, item: Any) -> Candidate | None:
+    """Store this tick's event and schedule the next tick; returns the run to admit."""
     fn = tx.registry.by_id.get(item.function_id or "")
     trigger = _current_trigger(fn, item.payload)
     if fn is None or fn.archived or trigger is None:
-        return  # the function or this schedule is gone: the chain ends here
+        return None  # the function or this schedule is gone: the chain ends here
     fire = int(item.payload["fire"])
-    _fire(tx, fn, trigger, fire)
+    cand = _fire(tx, fn, trigger, fire)
     schedule_next(tx, fn, trigger, fire)
+    return cand
 
 
 def _current_trigger(fn: Function | None, payload: dict[str, Any]) -> CronTrigger | None:
@@ -79,10 +83,7 @@ def _current_trigger(fn: Function | None, payload: dict[str, Any]) -> CronTrigge
     return None
 
 
-def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> None:
-    from weir.platform.ids import new_id
-    from weir.platform.runtime.admission import Candidate, admit
-
+def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> Candidate:
     scheduled = _rfc3339(fire)
     data = {"cron": trigger.cron, "scheduledAt": scheduled, "fireAt": _rfc3339(tx.now)}
     incoming = IncomingEvent(
@@ -93,7 +94,7 @@ def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> None:
     records.insert_events(
         tx.conn, [records.StoredEvent(event_id, TIMER_EVENT, scheduled, tx.now, tx.now, payload)]
     )
-    admit(tx, Candidate(fn, [event_id], [payload], tx.now, cron=trigger.cron))
+    return Candidate(fn, [event_id], [payload], tx.now, cron=trigger.cron)
 
 
 def _rfc3339(ms: int) -> str:

@@ -1,13 +1,26 @@
-"""What a run's end sets off: its parent's invoke result, and Weir's finished events."""
+"""What a run's end sets off, composed in this one place: its parent's invoke result, the
+locks it held, and Weir's finished events.
+
+`runs.finish_run` only ends the run and notes it on the transaction; `settle` applies the
+consequences once the transition's own work is done. They may end more runs (a finished event
+admits a singleton run that cancels another), so it goes on until none is left.
+"""
 
 import json
 from typing import Any
 
-from weir.platform.runtime import events
+from weir.platform.runtime import events, flow
 from weir.platform.runtime.invoke import resolve_parent
 from weir.platform.runtime.runs import CANCELLED, FAILED, FINISHED, NO_FOLLOW_UP
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+
+
+def settle(tx: Tx) -> None:
+    """Apply the consequences of every run ended in this transaction, in the order they ended."""
+    while tx.ended:
+        ended = tx.ended.pop(0)
+        after_finish(tx, ended.run, ended.status, ended.output, ended.error, ended.http_status)
 
 
 def after_finish(
@@ -21,8 +34,6 @@ def after_finish(
     if run.correlation_id:
         memo = {"data": output} if status == "COMPLETED" else {"error": error or {}}
         resolve_parent(tx, run.correlation_id, memo)
-    from weir.platform.runtime import flow
-
     flow.after_finish(tx, run)
     trigger_events = records.load_event_payloads(tx.conn, json.loads(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from weir.platform.registry import INVOKED
 from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
@@ -24,7 +23,9 @@ def start_invoke(
     name: str,
     opts: dict[str, Any],
     timeout_ms: int | None,
-) -> None:
+) -> dict[str, Any]:
+    """Open the wait for the invoked run's end; returns the data of the INVOKED event that
+    starts it, for the caller to emit (admission, below, resolves the wait when it fails)."""
     correlation = f"{run.id}.{step_id}"
     expires = tx.now + (timeout_ms or DEFAULT_TIMEOUT_MS)
     records.insert_wait(
@@ -45,9 +46,7 @@ def start_invoke(
         run_id=run.id,
         dedupe=_dedupe(correlation),
     )
-    from weir.platform.runtime.events import emit
-
-    emit(tx, INVOKED, _invoke_data(run, fn_slug, correlation, name, opts, expires))
+    return _invoke_data(run, fn_slug, correlation, name, opts, expires)
 
 
 def _invoke_data(

@@ -1,9 +1,9 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from weir.platform.executor.request import attempts_allowed
 from weir.platform.executor.response import (
     KNOWN_OPS,
     AttemptFailed,
@@ -11,14 +11,15 @@ from weir.platform.executor.response import (
     Op,
     Ops,
     Outcome,
+    Timing,
     parse_time,
 )
 from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
-from weir.platform.registry import Function
-from weir.platform.runtime import invoke, waits
+from weir.platform.registry import INVOKED, Function
+from weir.platform.runtime import events, invoke, waits
 from weir.platform.runtime.runs import (
     enqueue_call,
     enqueue_timer,
@@ -36,12 +37,6 @@ from weir.platform.store import records
 MAX_STEPS = 1000
 WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000
 OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction")
-
-
-@dataclass(frozen=True)
-class Timing:
-    started: int
-    ended: int
 
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
@@ -111,7 +106,7 @@ def _retry_or_fail(
     error: dict[str, Any],
 ) -> bool:
     """Retry the same request if the error allows and attempts remain; else fail the run."""
-    if not outcome.no_retry and item.attempt + 1 < max_attempts(fn):
+    if not outcome.no_retry and item.attempt + 1 < attempts_allowed(fn):
         at = _next_attempt(tx, item.attempt, outcome.retry_after_ms)
         q.retry(tx.conn, item, at, tx.now)
         _note_retry(tx, run_id, item, at, error)
@@ -120,10 +115,6 @@ def _retry_or_fail(
     http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
     finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
     return False
-
-
-def max_attempts(fn: Function) -> int:
-    return fn.config.retries + 1
 
 
 def _next_attempt(tx: Tx, attempt: int, retry_after_ms: int | None) -> int:
@@ -183,7 +174,7 @@ def _retry_or_fail_step(
     tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops, op: Op
 ) -> bool:
     """A StepError retries the same request; True if it did (nothing else to apply)."""
-    if not outcome.no_retry and item.attempt + 1 < max_attempts(fn):
+    if not outcome.no_retry and item.attempt + 1 < attempts_allowed(fn):
         return _retry_or_fail(tx, item, fn, run.id, outcome, op.error or {})
     return False
 
@@ -313,7 +304,8 @@ def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else None
     target = str(opts.get("function_id", ""))
     _open_span(tx, run, "invoke", op, {"function": target})
-    invoke.start_invoke(tx, run, target, op.id, op.display_name, opts, timeout_ms)
+    data = invoke.start_invoke(tx, run, target, op.id, op.display_name, opts, timeout_ms)
+    events.emit(tx, INVOKED, data)
 
 
 _HANDLERS = {

@@ -12,7 +12,7 @@ from weir.platform.ids import new_id
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
-from weir.platform.runtime.tx import Tx
+from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
 
@@ -209,6 +209,14 @@ def started_changes(tx: Tx, run: Any, at: int) -> dict[str, Any]:
     return {"waiting": None} if run.waiting is not None else {}
 
 
+def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
+    """The event that triggered the run (the first of a batch); {} if it is gone."""
+    run = records.get_run(tx.conn, run_id)
+    ids = json.loads(run.event_ids)[:1] if run is not None else []
+    found = records.load_event_payloads(tx.conn, ids)
+    return found[0] if found else {}
+
+
 def finish_run(
     tx: Tx,
     run_id: str,
@@ -221,7 +229,7 @@ def finish_run(
     changes: dict[str, Any] | None = None,
     http_status: int = 0,
 ) -> bool:
-    """End a run once: drop its queued work and waits, tell whoever waits on it. A caller that
+    """End a run once: drop its queued work and waits; what the end sets off follows. A caller that
     has just read the run passes it (and any other column changes) to save a round trip;
     `http_status` is that of the app's answer that failed the run, if any."""
     run = run if run is not None else records.get_run(tx.conn, run_id)
@@ -239,9 +247,9 @@ def finish_run(
     said = {"status": status, **error_fields(error)}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
     records.delete_run_waits(tx.conn, run_id)
-    from weir.platform.runtime import finish_hooks
-
-    finish_hooks.after_finish(tx, run, status, output, error, http_status)
+    # What the end sets off (a parent's invoke result, finished events, a released lock) is
+    # applied by `finish_hooks.settle` once the transition's own work is done.
+    tx.ended.append(Ended(run, status, output, error, http_status))
     return True
 
 

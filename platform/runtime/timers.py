@@ -1,13 +1,19 @@
 """Timer items: due work that needs no call to an app (sleeps ending, wait and invoke
-timeouts, cron ticks, flushes). Each is handled in one transaction."""
+timeouts, cron ticks, batch and debounce flushes, run timeouts). Each is handled in one
+transaction. Every kind and its handler are in the one table below."""
 
 from collections.abc import Callable
 
 from weir.platform.runtime import cron, invoke, waits
+from weir.platform.runtime.admission import admit
+from weir.platform.runtime.flow import batch, debounce, timeouts
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+
+Handler = Callable[[Tx, q.Claimed], None]
 
 
 def handle(tx: Tx, item: q.Claimed) -> None:
@@ -34,14 +40,23 @@ def _invoke_timeout(tx: Tx, item: q.Claimed) -> None:
     invoke.on_timeout(tx, item.run_id or "", str(item.payload["step_id"]))
 
 
-HANDLERS: dict[str, Callable[[Tx, q.Claimed], None]] = {
+def _admitting(release: Callable[[Tx, q.Claimed], Candidate | None]) -> Handler:
+    """A timer that lets a run out (a cron tick, a batch or debounce flush): admit it."""
+
+    def handle(tx: Tx, item: q.Claimed) -> None:
+        cand = release(tx, item)
+        if cand is not None:
+            admit(tx, cand)
+
+    return handle
+
+
+HANDLERS: dict[str, Handler] = {
     "sleep": _sleep_done,
     "wait_timeout": _wait_timeout,
     "invoke_timeout": _invoke_timeout,
-    "cron": cron.on_tick,
+    "cron": _admitting(cron.on_tick),
+    batch.TIMER: _admitting(batch.on_timer),
+    debounce.TIMER: _admitting(debounce.on_timer),
+    timeouts.TIMER: timeouts.on_timer,
 }
-
-
-def register(kind: str, handler: Callable[[Tx, q.Claimed], None]) -> None:
-    """Gates add their own timers (debounce, batch, cron, run timeouts)."""
-    HANDLERS[kind] = handler

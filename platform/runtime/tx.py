@@ -2,10 +2,22 @@
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.observability.notes import Note
 from weir.platform.registry import Registry
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A run that ended in this transaction, whose consequences are still to apply."""
+
+    run: Any  # its row as it was before it ended
+    status: str
+    output: Any
+    error: dict[str, Any] | None
+    http_status: int = 0
 
 
 @dataclass
@@ -17,3 +29,5 @@ class Tx:
     retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
     enqueued: int = 0  # items added: the scheduler is woken after the commit
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit
+    # Runs ended here; `finish_hooks.settle` applies what that sets off before the commit.
+    ended: list[Ended] = field(default_factory=list)

@@ -1,10 +1,10 @@
 """Waits: step.wait_for_event pauses and their timeouts, matched against every new event."""
 
-import json
 from typing import Any
 
+from weir.platform.runtime.cancellation import try_cancel
 from weir.platform.runtime.keys import expression_holds
-from weir.platform.runtime.runs import enqueue_timer, resolve_step
+from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
@@ -43,8 +43,6 @@ def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
         if wait.kind == "wait":
             _try_resume(tx, wait, payload)
         elif wait.kind == "cancel":
-            from weir.platform.runtime.cancellation import try_cancel
-
             try_cancel(tx, wait, event_id, payload)
 
 
@@ -56,13 +54,6 @@ def _try_resume(tx: Tx, wait: Any, payload: dict[str, Any]) -> None:
         q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step_id))
         records.close_history(tx.conn, wait.run_id, "wait", wait.step_id, "COMPLETED", tx.now)
         resolve_step(tx, wait.run_id, wait.step_id, payload, op="WaitForEvent")
-
-
-def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
-    run = records.get_run(tx.conn, run_id)
-    ids = json.loads(run.event_ids)[:1] if run is not None else []
-    found = records.load_event_payloads(tx.conn, ids)
-    return found[0] if found else {}
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.settings import Settings
 
 APP_URL = "http://127.0.0.1:1/api/inngest"  # nothing listens: these tests never call the app

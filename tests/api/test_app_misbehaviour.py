@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
 from weir.platform.sync_client import request_sync

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.executor import signing
 from weir.platform.executor.signing import sign
 from weir.platform.settings import Settings

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from starlette.routing import Mount
+from weir.app import create_app
 from weir.platform.api import sessions
-from weir.platform.app import create_app
 from weir.platform.executor.signing import bearer_hash
 from weir.platform.settings import Settings
 

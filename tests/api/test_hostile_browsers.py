@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from weir.app import create_app
 from weir.platform.api import sessions
-from weir.platform.app import create_app
 
 from tests.api.conftest import LOCAL, function, sync_body
 from tests.api.test_auth import PASSWORD, USER, start_settings

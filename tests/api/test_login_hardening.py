@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from weir.app import create_app
 from weir.platform.api import sessions
-from weir.platform.app import create_app
 
 from tests.api.conftest import LOCAL
 from tests.api.test_auth import PASSWORD, TOKEN, USER, csrf_of, login, start_settings

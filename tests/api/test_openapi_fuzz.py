@@ -10,7 +10,7 @@ import tempfile
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import allow_header_conformance, positive_data_acceptance
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.settings import Settings
 
 _DB = f"sqlite:///{tempfile.mkdtemp(prefix='weir-fuzz-')}/weir.db"

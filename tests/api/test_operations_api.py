@@ -4,7 +4,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.settings import Settings
 
 from tests.api.conftest import LOCAL, function, sync_body

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from weir.platform.app import create_app
+from weir.app import create_app
 from weir.platform.settings import Settings
 from weir.sdk import Context, Weir, serve
 from weir.sdk._client import compile_all

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from weir.app import create_app
 from weir.platform.api import lockout
 from weir.platform.api.lockout import Lockout
-from weir.platform.app import create_app
 from weir.platform.settings import Settings
 
 from tests.api.conftest import LOCAL

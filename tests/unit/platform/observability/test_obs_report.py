@@ -13,7 +13,7 @@ from weir.platform.observability import notes
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.report import report
 from weir.platform.registry import Function, Registry
-from weir.platform.runtime import events, runs
+from weir.platform.runtime import events, finish_hooks, runs
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
@@ -49,7 +49,9 @@ def registry() -> Registry:
 def transition(engine: Engine, job: Callable[[Tx], T]) -> tuple[T, list[notes.Note]]:
     with engine.begin() as conn:
         tx = Tx(conn, NOON, registry())
-        return job(tx), tx.notes
+        result = job(tx)
+        finish_hooks.settle(tx)  # as Platform.write does
+        return result, tx.notes
 
 
 def send(engine: Engine) -> tuple[str, str, list[notes.Note]]:

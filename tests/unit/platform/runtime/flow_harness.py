@@ -18,7 +18,7 @@ from sqlalchemy import Engine, select
 from weir.platform.functions import EventTrigger, FunctionConfig
 from weir.platform.ingest import IncomingEvent
 from weir.platform.registry import Function, Registry
-from weir.platform.runtime import events, runs, timers
+from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
@@ -73,7 +73,9 @@ class Harness:
     def tx(self, now: int | None = None) -> Iterator[Tx]:
         at = self.now if now is None else now
         with self.engine.begin() as conn:
-            yield Tx(conn, at, self.registry)
+            tx = Tx(conn, at, self.registry)
+            yield tx
+            finish_hooks.settle(tx)  # as Platform.write does after every transition
 
     # -- events ----------------------------------------------------------------------------
     def send(

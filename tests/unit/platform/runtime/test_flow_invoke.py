@@ -7,7 +7,8 @@ from pathlib import Path
 
 from flow_harness import NOON, Harness, config
 from weir.platform.functions import EventTrigger, RateLimit
-from weir.platform.runtime import invoke
+from weir.platform.registry import INVOKED
+from weir.platform.runtime import events, invoke
 from weir.platform.store import records
 
 
@@ -21,8 +22,9 @@ def test_a_refused_invoke_fails_the_callers_step_with_the_reason(tmp_path: Path)
     parent = next(r for r in h.runs("parent"))
     opts = {"function_id": "target", "payload": {"data": {}}}
     with h.tx(NOON + 1) as tx:
-        invoke.start_invoke(tx, parent, "target", "s1", "first", opts, None)
-        invoke.start_invoke(tx, parent, "target", "s2", "second", opts, None)
+        for step_id, name in (("s1", "first"), ("s2", "second")):
+            data = invoke.start_invoke(tx, parent, "target", step_id, name, opts, None)
+            events.emit(tx, INVOKED, data)
     with h.tx() as tx:
         steps = {s.step_id: json.loads(s.memo) for s in records.list_steps(tx.conn, parent.id)}
     assert "s1" not in steps  # the first invoke started a run and waits for it

@@ -1,11 +1,12 @@
-"""The ASGI application: the API routers around one Platform, started with the server."""
+"""The whole server: the API routers and the web UI around one Platform, and the `weir`
+command that serves it. The one module that sees both weir.platform and weir.web, so that
+neither imports the other."""
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from weir import web
-from weir.platform import banner
+from weir.platform import banner, cli
 from weir.platform.api import auth, events, gql, health, register, state, v1
 from weir.platform.api.budget import BodyBudget
 from weir.platform.api.guard import RequestGuard
@@ -14,6 +15,7 @@ from weir.platform.api.metrics import router as metrics_router
 from weir.platform.clock import Clock
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
+from weir.web import ui
 
 
 def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
@@ -33,7 +35,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     for router in routers:
         app.include_router(router)
     app.include_router(metrics_router)
-    web.mount(app)  # the UI: pages under /, their JSON under /ui/api/
+    ui.mount(app)  # the UI: pages under /, their JSON under /ui/api/
     auth.install(app, settings, clock)  # start mode: every route but the open ones needs a login
     app.add_middleware(BodyBudget, limit_bytes=settings.body_budget_bytes)
     # outermost last: every answer carries the security headers, and foreign requests are
@@ -41,3 +43,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.add_middleware(RequestGuard, settings=settings)
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def main() -> None:
+    """The `weir` command (and `python -m weir`)."""
+    cli.main(make_app=create_app)

@@ -1,12 +1,12 @@
 """Idempotency, rate limit and throttle: the gates that count (GCRA meters, 24 h keys)."""
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from weir.platform.functions import RateLimit, Throttle
 from weir.platform.gates import idempotency, rate_limit, throttle
 from weir.platform.gates.decisions import to_json
-from weir.platform.runtime.flow_support import (
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.flow.support import (
     IDEMPOTENCY,
     RATE_LIMIT,
     THROTTLE,
@@ -21,11 +21,8 @@ from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, start_throttle
 
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
-
-def idempotency_gate(tx: Tx, cand: "Candidate") -> bool:
+def idempotency_gate(tx: Tx, cand: Candidate) -> bool:
     """One run per key per 24 h: skip while another run holds the key (claimed at creation)."""
     expr = cand.fn.config.idempotency
     if expr is None or not applies(cand, IDEMPOTENCY, expr):
@@ -39,7 +36,7 @@ def idempotency_gate(tx: Tx, cand: "Candidate") -> bool:
     return False
 
 
-def claim_idempotency(tx: Tx, cand: "Candidate", run_id: str) -> None:
+def claim_idempotency(tx: Tx, cand: Candidate, run_id: str) -> None:
     """The new run takes its key; done once the run exists so the record can name it."""
     expr = cand.fn.config.idempotency
     if expr is None:
@@ -52,7 +49,7 @@ def claim_idempotency(tx: Tx, cand: "Candidate", run_id: str) -> None:
         gatestate.save(tx.conn, IDEMPOTENCY, key.hash, to_json(record), record.expires_ms)
 
 
-def rate_limit_gate(tx: Tx, cand: "Candidate") -> bool:
+def rate_limit_gate(tx: Tx, cand: Candidate) -> bool:
     """GCRA on events: over the budget the event is skipped. An idempotency key replaces it."""
     limit = cand.fn.config.rate_limit
     if limit is None or cand.fn.config.idempotency is not None:
@@ -73,7 +70,7 @@ def _rate_config(limit: RateLimit) -> rate_limit.RateLimitConfig:
     return rate_limit.RateLimitConfig(period_ms=limit.period_ms, limit=limit.limit)
 
 
-def place_throttled(tx: Tx, cand: "Candidate", plan: RunPlan) -> RunPlan:
+def place_throttled(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     """Reserve the run's start slot now, so waiting starts of a key keep arrival order; the
     start item carries the throttle, so that the claim checks the start itself too."""
     limit = cand.fn.config.throttle

@@ -4,12 +4,13 @@ A restarted window keeps its single timer: when that timer runs early it re-arms
 window's new end (the pure algorithm says when), so a burst costs one queue item, not one each.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from weir.platform.functions import Debounce
 from weir.platform.gates import debounce
 from weir.platform.gates.decisions import from_json, to_json
-from weir.platform.runtime.flow_support import (
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.flow.support import (
     BATCH,
     DEBOUNCE,
     RATE_LIMIT,
@@ -23,14 +24,11 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, records
 from weir.platform.store import queue as q
 
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
-
 TIMER = "debounce"
 SEQ_PER_MS = 1000  # arrival numbers: tied to the clock, so a new window never reuses one
 
 
-def gate(tx: Tx, cand: "Candidate") -> bool:
+def gate(tx: Tx, cand: Candidate) -> bool:
     option = cand.fn.config.debounce
     if option is None or not applies(cand, DEBOUNCE, option):
         return True
@@ -40,7 +38,8 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
     incoming = debounce.DebounceEvent(cand.event_ids[0], _ts(cand, tx.now), _seq(stored, tx.now))
     decision = debounce.on_event(_config(option), state, incoming, tx.now)
     if decision.fire is not None and stored is not None:  # the old window is due: run it first
-        _fire(tx, cand.fn.id, key.hash, stored)
+        released = _fire(tx, cand.fn.id, key.hash, stored)
+        cand.released += [released] if released is not None else []
     _save(tx, cand, key.text, key.hash, decision.state, stored, incoming.seq)
     if decision.opened:
         _arm(tx, cand.fn.id, key.hash, decision.state.window_seq, decision.state.fire_at_ms)
@@ -52,7 +51,7 @@ def _config(option: Debounce) -> debounce.DebounceConfig:
     return debounce.DebounceConfig(period_ms=option.period_ms, timeout_ms=option.timeout_ms)
 
 
-def _ts(cand: "Candidate", now: int) -> int:
+def _ts(cand: Candidate, now: int) -> int:
     ts = cand.event.get("ts")
     return ts if isinstance(ts, int) and not isinstance(ts, bool) else now
 
@@ -64,7 +63,7 @@ def _seq(stored: dict[str, Any] | None, now: int) -> int:
 
 def _save(
     tx: Tx,
-    cand: "Candidate",
+    cand: Candidate,
     key_text: str,
     key_hash: str,
     state: debounce.DebounceState,
@@ -88,7 +87,8 @@ def _arm(tx: Tx, fn_id: str, key_hash: str, window_seq: int, at: int) -> None:
     enqueue_timer(tx, TIMER, at, payload, function_id=fn_id, dedupe=dedupe)
 
 
-def on_timer(tx: Tx, item: q.Claimed) -> None:
+def on_timer(tx: Tx, item: q.Claimed) -> Candidate | None:
+    """The window's run to admit, if its timer found it due."""
     key_hash = str(item.payload["key_hash"])
     window_seq = int(item.payload["window_seq"])
     stored = load_row(tx, DEBOUNCE, key_hash)
@@ -98,23 +98,23 @@ def on_timer(tx: Tx, item: q.Claimed) -> None:
         _arm(tx, item.function_id or "", key_hash, window_seq, result.retry_at_ms)
     elif result.fire is not None and stored is not None:
         gatestate.drop(tx.conn, DEBOUNCE, key_hash)
-        _start(tx, item.function_id or "", stored)
+        return _start(tx, item.function_id or "", stored)
+    return None
 
 
-def _fire(tx: Tx, fn_id: str, key_hash: str, stored: dict[str, Any]) -> None:
+def _fire(tx: Tx, fn_id: str, key_hash: str, stored: dict[str, Any]) -> Candidate | None:
     """An event found the window already due before its timer ran: start it now."""
     q.remove_by_dedupe(tx.conn, _dedupe(key_hash, int(stored["window_seq"])))
-    _start(tx, fn_id, stored)
+    return _start(tx, fn_id, stored)
 
 
-def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> None:
-    from weir.platform.runtime.admission import Candidate, admit
-
+def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> Candidate | None:
+    """The window's run, to admit with the last event it saw."""
     fn = tx.registry.by_id.get(fn_id)
     event = records.get_event(tx.conn, str(stored["event_id"]))
     if fn is None or fn.archived or event is None:
-        return  # the function is gone, or its events were pruned: nothing to start
+        return None  # the function is gone, or its events were pruned: nothing to start
     payload = records.load_event_payloads(tx.conn, [event.id])
     warnings = [str(w) for w in stored.get("warnings", [])]
     skip = frozenset({BATCH, DEBOUNCE, RATE_LIMIT})  # it passed those when it arrived
-    admit(tx, Candidate(fn, [event.id], payload, event.received_at, warnings, skip_gates=skip))
+    return Candidate(fn, [event.id], payload, event.received_at, warnings, skip_gates=skip)

@@ -8,7 +8,8 @@ still takes its concurrency keys, throttle slot and priority like any other.
 import json
 
 from weir.platform.ids import new_id
-from weir.platform.runtime.admission import Candidate, start_run
+from weir.platform.runtime.admission import start_run
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
 

@@ -7,21 +7,19 @@ a later check (a duplicate event id) then refuses.
 
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
-from weir.platform.runtime.flow_support import SINGLETON, gate_key, load_row, record_all
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.flow.support import SINGLETON, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, records
 
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
-
-def gate(tx: Tx, cand: "Candidate") -> bool:
+def gate(tx: Tx, cand: Candidate) -> bool:
     option = cand.fn.config.singleton
     if option is None:
         return True
@@ -42,12 +40,12 @@ def holder(tx: Tx, key_hash: str) -> str | None:
     return None if run is None or run.status in records.ENDED else str(run.id)
 
 
-def _key(cand: "Candidate") -> EvaluatedKey | None:
+def _key(cand: Candidate) -> EvaluatedKey | None:
     option = cand.fn.config.singleton
     return None if option is None else gate_key(cand, SINGLETON, option.key)
 
 
-def with_key(cand: "Candidate", plan: RunPlan) -> RunPlan:
+def with_key(cand: Candidate, plan: RunPlan) -> RunPlan:
     """Keep the key on the run, so its end knows which lock to release."""
     key = _key(cand)
     if key is None:
@@ -55,7 +53,7 @@ def with_key(cand: "Candidate", plan: RunPlan) -> RunPlan:
     return replace(plan, keys={**plan.keys, SINGLETON: {"key": key.text, "hash": key.hash}})
 
 
-def take_lock(tx: Tx, cand: "Candidate", run_id: str) -> None:
+def take_lock(tx: Tx, cand: Candidate, run_id: str) -> None:
     key = _key(cand)
     if key is None:
         return

@@ -2,17 +2,15 @@
 and the record left on each event it took."""
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import from_json, to_json
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gates_ops, gatestate, records
-
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
 # Gate names: the `gate` column of gate_state, and what Candidate.skip_gates holds.
 BATCH = "batch"
@@ -25,7 +23,7 @@ THROTTLE = "throttle"
 S = TypeVar("S")
 
 
-def gate_key(cand: "Candidate", gate: str, expression: str | None) -> EvaluatedKey:
+def gate_key(cand: Candidate, gate: str, expression: str | None) -> EvaluatedKey:
     """The candidate's key for `gate`; a failing expression leaves a warning on the run."""
     key = evaluate_key(f"{gate}\x00{cand.fn.id}", expression, cand.event)
     if key.warning is not None:
@@ -55,18 +53,18 @@ def save_meter(tx: Tx, gate: str, key_hash: str, state: gcra.GcraState) -> None:
     gatestate.save(tx.conn, gate, key_hash, to_json(state), expires)
 
 
-def record_all(tx: Tx, cand: "Candidate", outcome: str, run_id: str | None, detail: str) -> None:
+def record_all(tx: Tx, cand: Candidate, outcome: str, run_id: str | None, detail: str) -> None:
     """Leave the same record on every event of the candidate (a batch has several)."""
     for event_id in cand.event_ids:
         records.record_outcome(tx.conn, event_id, cand.fn.id, outcome, run_id, detail, tx.now)
 
 
-def applies(cand: "Candidate", gate: str, option: Any) -> bool:
+def applies(cand: Candidate, gate: str, option: Any) -> bool:
     """The gate is configured on the function and the candidate has not passed it already."""
     return option is not None and gate not in cand.skip_gates
 
 
-def with_late_warnings(cand: "Candidate", plan: RunPlan) -> RunPlan:
+def with_late_warnings(cand: Candidate, plan: RunPlan) -> RunPlan:
     """Warnings of keys evaluated after the plan was made (throttle, singleton) join the run."""
     late = [w for w in cand.warnings if w not in plan.warnings]
     return replace(plan, warnings=plan.warnings + late) if late else plan

@@ -1,26 +1,24 @@
 """Batching: the open batch of a key lives in gate_state with its event ids, in arrival order;
 it flushes into one run when full, or from its timer item at first event + timeout."""
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from weir.platform.functions import Batching
 from weir.platform.gates import batching
 from weir.platform.gates.decisions import clock_text, from_json, key_text, to_json
 from weir.platform.ids import new_id
-from weir.platform.runtime.flow_support import BATCH, applies, gate_key, load_row, record_all
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.flow.support import BATCH, applies, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate
+from weir.platform.store import gatestate, records
 from weir.platform.store import queue as q
-
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
 TIMER = "batch"
 
 
-def gate(tx: Tx, cand: "Candidate") -> bool:
+def gate(tx: Tx, cand: Candidate) -> bool:
     option = cand.fn.config.batching
     if option is None or not applies(cand, BATCH, option):
         return True
@@ -30,7 +28,7 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
     return False
 
 
-def _collect(tx: Tx, cand: "Candidate", option: Batching) -> None:
+def _collect(tx: Tx, cand: Candidate, option: Batching) -> None:
     key = gate_key(cand, BATCH, option.key)
     stored = load_row(tx, BATCH, key.hash)
     state = None if stored is None else from_json(batching.BatchState, stored)
@@ -42,7 +40,10 @@ def _collect(tx: Tx, cand: "Candidate", option: Batching) -> None:
         _arm(tx, cand.fn.id, key.hash, str(decision.batch_id), decision.timer_at_ms)
     record_all(tx, cand, "batched", None, _words(option, decision, key.text))
     for flush in decision.flushes:  # the stored batch: due, or just filled by this event
-        _flush(tx, cand.fn.id, flush.batch_id, members[flush.batch_id], _warnings(stored))
+        released = _flush(
+            tx, cand.fn.id, flush.batch_id, members[flush.batch_id], _warnings(stored)
+        )
+        cand.released += [released] if released is not None else []
 
 
 def _config(option: Batching) -> batching.BatchConfig:
@@ -50,7 +51,7 @@ def _config(option: Batching) -> batching.BatchConfig:
 
 
 def _members(
-    stored: dict[str, Any] | None, decision: batching.BatchDecision, cand: "Candidate"
+    stored: dict[str, Any] | None, decision: batching.BatchDecision, cand: Candidate
 ) -> dict[str, list[str]]:
     """Event ids per batch id: the stored open batch, and this event in the batch it joined."""
     members: dict[str, list[str]] = {}
@@ -98,29 +99,28 @@ def _arm(tx: Tx, fn_id: str, key_hash: str, batch_id: str, at: int) -> None:
     enqueue_timer(tx, TIMER, at, payload, function_id=fn_id, dedupe=_dedupe(batch_id))
 
 
-def on_timer(tx: Tx, item: q.Claimed) -> None:
+def on_timer(tx: Tx, item: q.Claimed) -> Candidate | None:
+    """The batch's run to admit, if its timer found it still open."""
     key_hash = str(item.payload["key_hash"])
     batch_id = str(item.payload["batch_id"])
     stored = load_row(tx, BATCH, key_hash)
     state = None if stored is None else from_json(batching.BatchState, stored)
     result = batching.on_timer(state, batch_id, tx.now)
     if result.flush is None or stored is None:
-        return  # stale: flushed full, or replaced by a newer batch
+        return None  # stale: flushed full, or replaced by a newer batch
     gatestate.drop(tx.conn, BATCH, key_hash)
     events = [str(e) for e in stored.get("event_ids", [])]
-    _flush(tx, item.function_id or "", batch_id, events, _warnings(stored))
+    return _flush(tx, item.function_id or "", batch_id, events, _warnings(stored))
 
 
-def _flush(tx: Tx, fn_id: str, batch_id: str, event_ids: list[str], warnings: list[str]) -> None:
-    """Start one run with every event of the batch; it does not enter batching again."""
-    from weir.platform.runtime.admission import Candidate, admit
-    from weir.platform.store import records
-
+def _flush(
+    tx: Tx, fn_id: str, batch_id: str, event_ids: list[str], warnings: list[str]
+) -> Candidate | None:
+    """One run with every event of the batch, to admit; it does not enter batching again."""
     q.remove_by_dedupe(tx.conn, _dedupe(batch_id))
     fn = tx.registry.by_id.get(fn_id)
     events = records.load_event_payloads(tx.conn, event_ids)
     if fn is None or fn.archived or not events:
-        return
+        return None
     skip = frozenset({BATCH})
-    cand = Candidate(fn, event_ids, events, tx.now, warnings, batch_id=batch_id, skip_gates=skip)
-    admit(tx, cand)
+    return Candidate(fn, event_ids, events, tx.now, warnings, batch_id=batch_id, skip_gates=skip)

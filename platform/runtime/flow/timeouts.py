@@ -6,24 +6,22 @@ The finish deadline is only known once the run has started, so its timer is firs
 earliest it could be (creation + finish) and re-arms itself until the run's start is known.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from weir.platform.functions import Timeouts
 from weir.platform.gates import timeouts
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import cancel_run, enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gates_ops, records
 from weir.platform.store import queue as q
-
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
 TIMER = "run_timeout"
 START = "start"
 FINISH = "finish"
 
 
-def arm(tx: Tx, cand: "Candidate", run_id: str) -> None:
+def arm(tx: Tx, cand: Candidate, run_id: str) -> None:
     option = cand.fn.config.timeouts
     if option is None:
         return

@@ -2,24 +2,20 @@
 24 h. Checked right after batching (a duplicate spends no rate budget and joins no window);
 the key is taken only when a run is really created."""
 
-from typing import TYPE_CHECKING
-
+from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
-
-if TYPE_CHECKING:
-    from weir.platform.runtime.admission import Candidate
 
 TTL_MS = 24 * 3600 * 1000
 
 
-def _key(cand: "Candidate") -> str | None:
+def _key(cand: Candidate) -> str | None:
     if cand.batch_id is not None or cand.original_run_id is not None or cand.cron is not None:
         return None  # a batch, a rerun or a cron tick is its own identity
     return f"event:{cand.event.get('id') or cand.event_ids[0]}"
 
 
-def gate(tx: Tx, cand: "Candidate") -> bool:
+def gate(tx: Tx, cand: Candidate) -> bool:
     key = _key(cand)
     holder = None if key is None else records.run_key_holder(tx.conn, cand.fn.id, key, tx.now)
     if holder is None:
@@ -33,7 +29,7 @@ def gate(tx: Tx, cand: "Candidate") -> bool:
     return False
 
 
-def claim(tx: Tx, cand: "Candidate", run_id: str) -> None:
+def claim(tx: Tx, cand: Candidate, run_id: str) -> None:
     key = _key(cand)
     if key is not None:
         records.claim_run_key(tx.conn, cand.fn.id, key, run_id, tx.now, TTL_MS)

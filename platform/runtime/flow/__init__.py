@@ -1,0 +1,57 @@
+"""Flow-control gates around run creation, in docs/semantics.md order. Each gate loads its
+state from the store, asks the pure algorithm in `weir.platform.gates`, and stores the answer.
+
+A pre-run gate returns True to let the candidate go on, False when it took the event (skipped,
+merged into a batch or a debounce window); it records why on the event. Runs it lets out
+meanwhile (a filled batch, a due debounce window) go on `Candidate.released` for admission.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from weir.platform.runtime.flow import (
+    batch,
+    cancel,
+    debounce,
+    event_id,
+    limits,
+    singleton,
+    support,
+    timeouts,
+)
+from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.runs import RunPlan
+from weir.platform.runtime.tx import Tx
+
+Gate = Callable[[Tx, Candidate], bool]
+
+# The one ordered list of pre-run gates (docs/semantics.md order).
+PRE_RUN_GATES: tuple[Gate, ...] = (
+    batch.gate,
+    event_id.gate,
+    limits.idempotency_gate,
+    limits.rate_limit_gate,
+    debounce.gate,
+    singleton.gate,
+)
+
+
+def place_start(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
+    """When the run may start (throttle slot); unchanged without a throttle."""
+    plan = singleton.with_key(cand, plan)
+    plan = limits.place_throttled(tx, cand, plan)
+    return support.with_late_warnings(cand, plan)
+
+
+def after_create(tx: Tx, cand: Candidate, run_id: str) -> None:
+    """Claims that name the new run, cancel-on subscriptions and the run's timeouts."""
+    event_id.claim(tx, cand, run_id)
+    limits.claim_idempotency(tx, cand, run_id)
+    singleton.take_lock(tx, cand, run_id)
+    cancel.subscribe(tx, cand, run_id)
+    timeouts.arm(tx, cand, run_id)
+
+
+def after_finish(tx: Tx, run: Any) -> None:
+    """Release what a run held for its whole life (its singleton lock)."""
+    singleton.release(tx, run)
