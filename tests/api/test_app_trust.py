@@ -23,7 +23,7 @@ from weir.platform.settings import Settings
 from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp, Handler, answer, head
 from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
-from tests.integration.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 
 async def redirect(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.integration import test_execution as core
 from tests.integration.harness import WeirServer
-from tests.integration.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
