@@ -5,7 +5,6 @@ what was wrong; the platform stays up and other runs complete. Weir runs in-proc
 import asyncio
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
 from weir.platform.sync_client import request_sync
 
-from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp
+from tests.api.helpers import LOCAL
 
 SIGNING_KEY = "signkey-test-" + "5e" * 32
 ADMIN = {"authorization": "Bearer admin"}
@@ -79,9 +78,9 @@ def _function(url: str, mode: str, retries: int) -> dict[str, Any]:
     }
 
 
-def _settings(tmp_path: Path, *, dev: bool) -> Settings:
+def _settings(database_url: str, *, dev: bool) -> Settings:
     return Settings(
-        database_url=f"sqlite:///{tmp_path}/weir.db",
+        database_url=database_url,
         sqlite_synchronous="OFF",
         dev=dev,
         event_keys=("key",),
@@ -93,19 +92,19 @@ def _settings(tmp_path: Path, *, dev: bool) -> Settings:
 
 
 @pytest.fixture
-def weir(tmp_path: Path) -> Iterator[Weir]:
+def weir(database_url: str) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=True)), LOCAL) as client,
+        TestClient(create_app(_settings(database_url, dev=True)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
 
 @pytest.fixture
-def signed_weir(tmp_path: Path) -> Iterator[Weir]:
+def signed_weir(database_url: str) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=False)), LOCAL) as client,
+        TestClient(create_app(_settings(database_url, dev=False)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 

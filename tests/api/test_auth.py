@@ -14,7 +14,7 @@ from weir.platform.app import create_app
 from weir.platform.executor.signing import bearer_hash
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.helpers import LOCAL, function, sync_body
 
 SIGNING_KEY = "signkey-prod-" + "ab" * 32
 TOKEN = "admin-token-1234567890"

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from weir.platform.api import sessions
 from weir.platform.app import create_app
 
-from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.helpers import LOCAL, function, sync_body
 from tests.api.test_auth import PASSWORD, USER, start_settings
 from tests.integration.harness import WeirServer
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from weir.platform.api import sessions
 from weir.platform.app import create_app
 
-from tests.api.conftest import LOCAL
+from tests.api.helpers import LOCAL
 from tests.api.test_auth import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
 
 
