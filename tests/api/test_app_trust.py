@@ -20,8 +20,8 @@ from weir.platform.executor.signing import sign
 from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp, Handler, answer, head
+from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir, evil_function, failed_with
 from tests.api.helpers import LOCAL
-from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
 from tests.support.backends import ONLY_POSTGRESQL
 
 
@@ -125,7 +125,7 @@ def register(weir: Weir, app: str, mode: str, sdk: str = "evil:v0") -> None:
         "sdk": sdk,
         "v": "0.1",
         "deploy_type": "ping",
-        "functions": [_function(weir.evil.url(mode), mode, 0)],
+        "functions": [evil_function(weir.evil.url(mode), mode, 0)],
     }
     resp = weir.client.post("/fn/register", json=body, headers=SDK)
     assert resp.status_code == 200, resp.text

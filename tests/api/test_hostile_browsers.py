@@ -13,7 +13,7 @@ from weir.platform.api import sessions
 from weir.platform.app import create_app
 
 from tests.api.helpers import LOCAL, function, sync_body
-from tests.api.test_auth import PASSWORD, USER, start_settings
+from tests.api.start_mode import PASSWORD, USER, start_settings
 from tests.integration.harness import WeirServer
 
 EVENT = b'{"name": "t/e", "data": {}}'

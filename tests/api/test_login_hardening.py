@@ -14,7 +14,7 @@ from weir.platform.api import sessions
 from weir.platform.app import create_app
 
 from tests.api.helpers import LOCAL
-from tests.api.test_auth import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
+from tests.api.start_mode import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
 
 
 class FakeClock:
