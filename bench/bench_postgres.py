@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.integration.harness import AppServer, WeirServer, wait_until  # noqa: E402
-from tests.integration.postgres import fresh_schema  # noqa: E402
+from tests.support.postgres import fresh_schema  # noqa: E402
 
 STEPS = 10
 

@@ -5,8 +5,6 @@ what was wrong; the platform stays up and other runs complete. Weir runs in-proc
 import asyncio
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,73 +13,14 @@ from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
 from weir.platform.sync_client import request_sync
 
-from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp
-
-SIGNING_KEY = "signkey-test-" + "5e" * 32
-ADMIN = {"authorization": "Bearer admin"}
-SDK = {"authorization": f"Bearer {SIGNING_KEY}"}
+from tests.api.evil_weir import SIGNING_KEY, Weir, failed_with
+from tests.api.helpers import LOCAL
 
 
-class Weir:
-    """A TestClient and the calls these tests make through it."""
-
-    def __init__(self, client: TestClient, evil: EvilApp) -> None:
-        self.client, self.evil = client, evil
-
-    def sync(self, *modes: str, retries: int = 0) -> None:
-        functions = [_function(self.evil.url(m), m, retries) for m in modes]
-        body = {
-            "appname": "evil",
-            "url": self.evil.url("good"),
-            "sdk": "evil:v0",
-            "v": "0.1",
-            "deploy_type": "ping",
-            "functions": functions,
-        }
-        resp = self.client.post("/fn/register", json=body, headers=SDK)
-        assert resp.status_code == 200, resp.text
-
-    def start(self, mode: str) -> str:
-        resp = self.client.post("/e/key", json={"name": f"evil/{mode}"})
-        assert resp.status_code == 200, resp.text
-        ids: list[str] = resp.json()["ids"]
-        return ids[0]
-
-    def finished(self, event_id: str, timeout: float = 30.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            runs = self.client.get(f"/v1/events/{event_id}/runs", headers=ADMIN).json()["data"]
-            if runs and runs[0]["status"] in ("Completed", "Failed", "Cancelled"):
-                run: dict[str, Any] = self.client.get(
-                    f"/v1/runs/{runs[0]['run_id']}", headers=ADMIN
-                ).json()["data"]
-                return run
-            time.sleep(0.05)
-        raise AssertionError(f"the run of event {event_id} did not end within {timeout}s")
-
-    def run_of(self, mode: str, timeout: float = 30.0) -> dict[str, Any]:
-        return self.finished(self.start(mode), timeout)
-
-
-def _function(url: str, mode: str, retries: int) -> dict[str, Any]:
-    step = {
-        "id": "step",
-        "name": "step",
-        "runtime": {"type": "http", "url": f"{url}?fnId={mode}"},
-        "retries": {"attempts": retries},
-    }
-    return {
-        "id": f"evil-{mode.replace('_', '-')}",
-        "name": mode,
-        "triggers": [{"event": f"evil/{mode}"}],
-        "steps": {"step": step},
-    }
-
-
-def _settings(tmp_path: Path, *, dev: bool) -> Settings:
+def _settings(database_url: str, *, dev: bool) -> Settings:
     return Settings(
-        database_url=f"sqlite:///{tmp_path}/weir.db",
+        database_url=database_url,
         sqlite_synchronous="OFF",
         dev=dev,
         event_keys=("key",),
@@ -93,28 +32,21 @@ def _settings(tmp_path: Path, *, dev: bool) -> Settings:
 
 
 @pytest.fixture
-def weir(tmp_path: Path) -> Iterator[Weir]:
+def weir(database_url: str) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=True)), LOCAL) as client,
+        TestClient(create_app(_settings(database_url, dev=True)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
 
 @pytest.fixture
-def signed_weir(tmp_path: Path) -> Iterator[Weir]:
+def signed_weir(database_url: str) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY).running() as evil,
-        TestClient(create_app(_settings(tmp_path, dev=False)), LOCAL) as client,
+        TestClient(create_app(_settings(database_url, dev=False)), LOCAL) as client,
     ):
         yield Weir(client, evil)
-
-
-def failed_with(run: dict[str, Any], name: str) -> str:
-    assert run["status"] == "Failed", run
-    assert run["output"]["name"] == name, run["output"]
-    message: str = run["output"]["message"]
-    return message
 
 
 # -- malformed answers -------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +19,10 @@ from weir.platform.executor import signing
 from weir.platform.executor.signing import sign
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL
 from tests.api.evil_app import EvilApp, Handler, answer, head
-from tests.api.test_app_misbehaviour import ADMIN, SDK, SIGNING_KEY, Weir, _function, failed_with
-from tests.integration.postgres import fresh_schema
+from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir, evil_function, failed_with
+from tests.api.helpers import LOCAL
+from tests.support.backends import ONLY_POSTGRESQL
 
 
 async def redirect(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
@@ -91,9 +90,9 @@ MODES: dict[str, Handler] = {
 }
 
 
-def settings(tmp_path: Path, **changes: Any) -> Settings:
+def settings(database_url: str, **changes: Any) -> Settings:
     base: dict[str, Any] = {
-        "database_url": f"sqlite:///{tmp_path}/weir.db",
+        "database_url": database_url,
         "sqlite_synchronous": "OFF",
         "event_keys": ("key",),
         "signing_keys": (SIGNING_KEY,),
@@ -105,17 +104,17 @@ def settings(tmp_path: Path, **changes: Any) -> Settings:
 
 
 @contextlib.contextmanager
-def running(tmp_path: Path, **changes: Any) -> Iterator[Weir]:
+def running(database_url: str, **changes: Any) -> Iterator[Weir]:
     with (
         EvilApp(SIGNING_KEY, MODES).running() as evil,
-        TestClient(create_app(settings(tmp_path, **changes)), LOCAL) as client,
+        TestClient(create_app(settings(database_url, **changes)), LOCAL) as client,
     ):
         yield Weir(client, evil)
 
 
 @pytest.fixture
-def weir(tmp_path: Path) -> Iterator[Weir]:
-    with running(tmp_path) as weir:
+def weir(database_url: str) -> Iterator[Weir]:
+    with running(database_url) as weir:
         yield weir
 
 
@@ -126,7 +125,7 @@ def register(weir: Weir, app: str, mode: str, sdk: str = "evil:v0") -> None:
         "sdk": sdk,
         "v": "0.1",
         "deploy_type": "ping",
-        "functions": [_function(weir.evil.url(mode), mode, 0)],
+        "functions": [evil_function(weir.evil.url(mode), mode, 0)],
     }
     resp = weir.client.post("/fn/register", json=body, headers=SDK)
     assert resp.status_code == 200, resp.text
@@ -163,9 +162,9 @@ def test_a_sync_answered_with_a_redirect_is_refused_naming_the_location(weir: We
 # -- starvation --------------------------------------------------------------------------------
 
 
-def test_a_hanging_app_holds_only_its_share_of_the_calls(tmp_path: Path) -> None:
+def test_a_hanging_app_holds_only_its_share_of_the_calls(database_url: str) -> None:
     with running(
-        tmp_path, workers=4, calls_per_app=2, app_timeout_s=60, shutdown_grace_s=0.1
+        database_url, workers=4, calls_per_app=2, app_timeout_s=60, shutdown_grace_s=0.1
     ) as weir:
         register(weir, "stuck", "hang")
         register(weir, "healthy", "good")
@@ -176,8 +175,8 @@ def test_a_hanging_app_holds_only_its_share_of_the_calls(tmp_path: Path) -> None
         assert weir.evil.calls["hang"] == 2  # the other two wait for a slot of their app
 
 
-def test_a_sync_gives_up_after_the_sync_timeout(tmp_path: Path) -> None:
-    with running(tmp_path, sync_timeout_s=0.5, app_timeout_s=30) as weir:
+def test_a_sync_gives_up_after_the_sync_timeout(database_url: str) -> None:
+    with running(database_url, sync_timeout_s=0.5, app_timeout_s=30) as weir:
         platform = weir.client.app.state.platform  # type: ignore[attr-defined]
         assert weir.client.portal is not None
         started = time.monotonic()
@@ -186,8 +185,8 @@ def test_a_sync_gives_up_after_the_sync_timeout(tmp_path: Path) -> None:
         assert "Timeout" in error
 
 
-def test_cancelling_a_run_aborts_its_call_at_once(tmp_path: Path) -> None:
-    with running(tmp_path, app_timeout_s=60, shutdown_grace_s=0.1) as weir:
+def test_cancelling_a_run_aborts_its_call_at_once(database_url: str) -> None:
+    with running(database_url, app_timeout_s=60, shutdown_grace_s=0.1) as weir:
         register(weir, "stuck", "hang")
         event_id = weir.start("hang")
         wait_for(lambda: weir.evil.calls.get("hang") == 1)
@@ -203,12 +202,10 @@ def test_cancelling_a_run_aborts_its_call_at_once(tmp_path: Path) -> None:
         assert status(weir, event_id) == "Cancelled"
 
 
-@pytest.mark.postgres
-def test_a_run_cancelled_by_another_process_has_its_call_aborted(tmp_path: Path) -> None:
-    with (
-        fresh_schema() as url,
-        running(tmp_path, database_url=url, app_timeout_s=60, shutdown_grace_s=0.1) as weir,
-    ):
+@ONLY_POSTGRESQL
+def test_a_run_cancelled_by_another_process_has_its_call_aborted(database_url: str) -> None:
+    url = database_url
+    with running(url, app_timeout_s=60, shutdown_grace_s=0.1) as weir:
         register(weir, "stuck", "hang")
         event_id = weir.start("hang")
         wait_for(lambda: weir.evil.calls.get("hang") == 1)
@@ -225,8 +222,8 @@ def test_a_run_cancelled_by_another_process_has_its_call_aborted(tmp_path: Path)
 
 
 @pytest.fixture
-def signed(tmp_path: Path) -> Iterator[Weir]:
-    with running(tmp_path, dev=False) as weir:
+def signed(database_url: str) -> Iterator[Weir]:
+    with running(database_url, dev=False) as weir:
         yield weir
 
 

@@ -14,26 +14,18 @@ from weir.platform.api import sessions
 from weir.platform.executor.signing import bearer_hash
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.helpers import LOCAL, function, sync_body
+from tests.api.start_mode import (
+    PASSWORD,
+    SIGNING_KEY,
+    TOKEN,
+    USER,
+    csrf_of,
+    login,
+    start_settings,
+)
 
-SIGNING_KEY = "signkey-prod-" + "ab" * 32
-TOKEN = "admin-token-1234567890"
-USER, PASSWORD = "ops", "correct horse battery staple"
 OPEN = ("/health", "/health/", "/static/", "/login")
-
-
-def start_settings(tmp_path: Path, **extra: object) -> Settings:
-    return Settings(
-        database_url=f"sqlite:///{tmp_path}/weir.db",
-        sqlite_synchronous="OFF",
-        dev=False,
-        event_keys=("evkey",),
-        signing_keys=(SIGNING_KEY,),
-        admin_token=TOKEN,
-        admin_user=USER,
-        admin_password=PASSWORD,
-        **extra,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture
@@ -134,18 +126,6 @@ def test_the_event_api_refuses_unknown_keys_and_takes_known_ones(secured: TestCl
     assert refused.status_code == 401
     assert refused.json()["error"] == "Event key not found"
     assert secured.post("/e/evkey", json={"name": "t/e"}).status_code == 200
-
-
-def login(client: TestClient, password: str = PASSWORD, next: str = "/events") -> str:
-    resp = client.post("/login", data={"user": USER, "password": password, "next": next})
-    assert resp.status_code == 303, resp.text
-    return str(resp.headers["location"])
-
-
-def csrf_of(html: str) -> str:
-    match = re.search(r'<meta name="csrf-token" content="([^"]+)">', html)
-    assert match, "the page carries no CSRF token"
-    return match.group(1)
 
 
 def test_a_ui_page_redirects_to_the_login_which_sets_a_safe_session_cookie(

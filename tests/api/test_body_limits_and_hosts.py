@@ -14,7 +14,7 @@ from weir.platform.api.gql import MAX_QUERY_BYTES
 from weir.platform.api.register import MAX_REGISTER_BYTES
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.helpers import LOCAL, function, sync_body
 
 JSON = {"content-type": "application/json"}
 

@@ -2,7 +2,6 @@
 responsive (/health/live answers while the event is admitted), and the event is refused for
 that function with the reason recorded."""
 
-import sqlite3
 import threading
 from typing import Any
 
@@ -10,15 +9,16 @@ from fastapi.testclient import TestClient
 from weir.expressions import current_budget
 from weir.expressions._pool import POOL
 
-from tests.api.conftest import function, sync_body
+from tests.api.helpers import function, store_rows, sync_body
 
 FILTER = "event.data.items.filter(i, i > 0).size() > 0"  # passes every shape limit
 
 
 def _outcomes(client: TestClient) -> list[tuple[str, str]]:
-    db = client.app.state.platform.settings.database_url.split("///", 1)[1]  # type: ignore[attr-defined]
-    with sqlite3.connect(db) as conn:
-        return list(conn.execute("SELECT outcome, detail FROM event_outcomes"))
+    return [
+        (str(o), str(d))
+        for o, d in store_rows(client, "SELECT outcome, detail FROM event_outcomes")
+    ]
 
 
 def test_health_answers_while_a_hostile_event_is_admitted(client: TestClient) -> None:

@@ -1,17 +1,13 @@
 """POST /e/{key}: answers, errors that name the problem, and nothing half-stored."""
 
-import sqlite3
-
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import function, sync_body
+from tests.api.helpers import function, store_rows, sync_body
 
 
 def _event_count(client: TestClient) -> int:
-    db = client.app.state.platform.settings.database_url.split("///", 1)[1]  # type: ignore[attr-defined]
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+    return int(store_rows(client, "SELECT count(*) FROM events")[0][0])
 
 
 def test_one_event_or_many_get_one_id_each(client: TestClient) -> None:

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from weir.app import create_app
 from weir.platform.api import sessions
 
-from tests.api.conftest import LOCAL, function, sync_body
-from tests.api.test_auth import PASSWORD, USER, start_settings
+from tests.api.helpers import LOCAL, function, sync_body
+from tests.api.start_mode import PASSWORD, USER, start_settings
 from tests.integration.harness import WeirServer
 
 EVENT = b'{"name": "t/e", "data": {}}'

@@ -2,13 +2,12 @@
 problem is and what is allowed, never a 500, and nothing stored that could not be served."""
 
 import json
-import sqlite3
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import function, sync_body
+from tests.api.helpers import function, store_rows, sync_body
 
 SAFE = 2**53 - 1
 DEEP = b"[" * 100_000 + b"]" * 100_000
@@ -16,9 +15,7 @@ JSON = {"content-type": "application/json"}
 
 
 def _event_count(client: TestClient) -> int:
-    db = client.app.state.platform.settings.database_url.split("///", 1)[1]  # type: ignore[attr-defined]
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+    return int(store_rows(client, "SELECT count(*) FROM events")[0][0])
 
 
 # -- numbers -----------------------------------------------------------------------------------

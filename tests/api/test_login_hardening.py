@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from weir.app import create_app
 from weir.platform.api import sessions
 
-from tests.api.conftest import LOCAL
-from tests.api.test_auth import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
+from tests.api.helpers import LOCAL
+from tests.api.start_mode import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
 
 
 class FakeClock:

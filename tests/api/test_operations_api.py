@@ -7,7 +7,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from weir.app import create_app
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL, function, sync_body
+from tests.api.helpers import LOCAL, function, sync_body
 
 
 def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

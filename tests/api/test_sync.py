@@ -1,16 +1,15 @@
 """App sync through POST /fn/register: no-op, replace, archive, and all-or-nothing validation."""
 
-import sqlite3
-
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import function, sync_body
+from tests.api.helpers import function, store_rows, sync_body
 
 
 def _functions(client: TestClient) -> dict[str, bool]:
-    db = client.app.state.platform.settings.database_url.split("///", 1)[1]  # type: ignore[attr-defined]
-    with sqlite3.connect(db) as conn:
-        return dict(conn.execute("SELECT slug, archived FROM functions").fetchall())
+    return {
+        str(slug): bool(archived)
+        for slug, archived in store_rows(client, "SELECT slug, archived FROM functions")
+    }
 
 
 def test_first_sync_registers_every_function(client: TestClient) -> None:

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import (
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.browser.browser_support import (
     CHROMIUM,
     CHROMIUM_ARGS,
     FUNCTIONS,
@@ -23,7 +25,6 @@ from browser_support import (
     stop,
     until,
 )
-from playwright.sync_api import Browser, Page, sync_playwright
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,9 @@ import uuid
 from urllib.parse import urlsplit
 
 import pytest
-from browser_support import Server, screenshot
 from playwright.sync_api import Page, expect
+
+from tests.browser.browser_support import Server, screenshot
 
 pytestmark = pytest.mark.browser
 

@@ -21,7 +21,7 @@ import httpx
 
 from tests.integration.certification_audit import Figures, Load, audit_run, open_work
 from tests.integration.harness import AppServer, Process, WeirServer, wait_until
-from tests.integration.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 BACKENDS = ("sqlite", "postgres")
 LEASE_S = "5"  # a killed process's leases and slots pass on after this (shorter lapses

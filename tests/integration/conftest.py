@@ -1,15 +1,15 @@
-"""Fixtures: for each SDK, a Weir server and an app serving the same functions."""
+"""Fixtures: for each SDK, a Weir server and an app serving the same functions.
+
+The server runs on SQLite unless the module parametrizes `backend` too, at module scope
+(e.g. with harness.SDK_AND_BACKEND); each PostgreSQL server gets a fresh schema.
+"""
 
 from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.harness import AppServer, WeirServer
-
-SDKS = {
-    "weir": "tests.integration.apps.weir_app",
-    "inngest": "tests.integration.apps.inngest_app",
-}
+from tests.integration.harness import SDKS, AppServer, WeirServer
+from tests.support.backends import SQLITE, empty_database
 
 
 @pytest.fixture(scope="module", params=sorted(SDKS))
@@ -18,11 +18,21 @@ def sdk(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="module")
-def weir_server(sdk: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WeirServer]:
-    server = WeirServer(tmp_path_factory.mktemp(f"weir-{sdk}"))
-    server.start()
-    yield server
-    server.stop()
+def backend() -> str:
+    """Real servers are slow to start: a module runs on PostgreSQL too only if it asks."""
+    return SQLITE
+
+
+@pytest.fixture(scope="module")
+def weir_server(
+    sdk: str, backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WeirServer]:
+    tmp = tmp_path_factory.mktemp(f"weir-{sdk}-{backend}")
+    with empty_database(backend, tmp) as url:
+        server = WeirServer(tmp, database_url=url)
+        server.start()
+        yield server
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 
+from tests.support.backends import POSTGRESQL, SQLITE
+
 ROOT = Path(__file__).resolve().parents[2]
+
+# The SDK apps serving the same functions, by SDK.
+SDKS = {
+    "weir": "tests.integration.apps.weir_app",
+    "inngest": "tests.integration.apps.inngest_app",
+}
+
+# (sdk, backend) for a module whose tests also run on PostgreSQL (parametrize it at module
+# scope): both SDKs on SQLite, where their differences are covered, and Weir's own SDK on
+# PostgreSQL, which checks the store underneath (claims, leases, gate state, LISTEN/NOTIFY
+# wake-ups) with real runs.
+SDK_AND_BACKEND = [
+    *(pytest.param(sdk, SQLITE, id=f"{sdk}-{SQLITE}") for sdk in sorted(SDKS)),
+    pytest.param("weir", POSTGRESQL, id=f"weir-{POSTGRESQL}", marks=pytest.mark.postgres),
+]
 
 
 def free_port() -> int:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SDKS
-from tests.integration.harness import AppServer, WeirServer, wait_until
+from tests.integration.harness import SDKS, AppServer, WeirServer, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -1,13 +1,17 @@
 """Every step kind, errors, retries, parallelism, invoke and on_failure, over real HTTP,
-once with an app built on weir.sdk and once with the official inngest SDK."""
+once with an app built on weir.sdk and once with the official inngest SDK, on SQLite; and
+with weir.sdk on PostgreSQL too."""
 
 import time
 
 import pytest
 
-from tests.integration.harness import AppServer, WeirServer, wait_until
+from tests.integration.harness import SDK_AND_BACKEND, AppServer, WeirServer, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.parametrize(("sdk", "backend"), SDK_AND_BACKEND, scope="module"),
+]
 
 
 def test_steps_are_memoized_and_repeated_ids_are_distinct(

@@ -9,9 +9,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.harness import AppServer, WeirServer, wait_until
+from tests.integration.harness import SDK_AND_BACKEND, AppServer, WeirServer, wait_until
+from tests.support.backends import empty_database
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.parametrize(("sdk", "backend"), SDK_AND_BACKEND, scope="module"),
+]
 
 FLOW_APPS = {
     "weir": "tests.integration.apps.weir_flow",
@@ -19,20 +23,20 @@ FLOW_APPS = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(FLOW_APPS))
+@pytest.fixture(scope="module")
 def flow(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    sdk: str, backend: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[WeirServer, AppServer]]:
-    sdk = str(request.param)
-    tmp = tmp_path_factory.mktemp(f"flow-{sdk}")
-    weir = WeirServer(tmp)
-    app = AppServer(tmp, FLOW_APPS[sdk], f"{sdk}flow", weir.url)
-    weir.start()
-    app.start()
-    app.sync()
-    yield weir, app
-    app.stop()
-    weir.stop()
+    tmp = tmp_path_factory.mktemp(f"flow-{sdk}-{backend}")
+    with empty_database(backend, tmp) as url:
+        weir = WeirServer(tmp, database_url=url)
+        app = AppServer(tmp, FLOW_APPS[sdk], f"{sdk}flow", weir.url)
+        weir.start()
+        app.start()
+        app.sync()
+        yield weir, app
+        app.stop()
+        weir.stop()
 
 
 def ended(weir: WeirServer, event_ids: list[str], slug: str, count: int) -> list[dict[str, Any]]:

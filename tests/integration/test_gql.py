@@ -22,7 +22,7 @@ from weir.sdk import Context, Weir, serve
 from weir.sdk._client import compile_all
 from weir.sdk._register import register_payload
 
-from tests.api.conftest import LOCAL
+from tests.api.helpers import LOCAL
 
 pytestmark = pytest.mark.integration
 

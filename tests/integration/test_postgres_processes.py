@@ -17,7 +17,7 @@ import pytest
 
 from tests.integration.audit import gcra_excess, max_overlap
 from tests.integration.harness import AppServer, Process, WeirServer, store_rows, wait_until
-from tests.integration.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 

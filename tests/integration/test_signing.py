@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import SDKS
-from tests.integration.harness import AppServer, WeirServer
+from tests.integration.harness import SDKS, AppServer, WeirServer
 
 pytestmark = pytest.mark.integration
 KEY = "signkey-test-" + "5e" * 32

@@ -9,8 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.conftest import SDKS
-from tests.integration.harness import AppServer, WeirServer
+from tests.integration.harness import SDKS, AppServer, WeirServer
 
 pytestmark = pytest.mark.integration
 KEY = "signkey-prod-" + "4a" * 32

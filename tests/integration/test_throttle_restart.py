@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.harness import AppServer, WeirServer, wait_until
-from tests.integration.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 pytestmark = pytest.mark.integration
 

@@ -6,10 +6,11 @@ import asyncio
 from functools import partial
 from typing import Any
 
-from store_kit import Store
 from weir.platform.clock import SystemClock
 from weir.platform.scheduler import Scheduler
 from weir.platform.store import queue as q
+
+from tests.support.store_kit import Store
 
 APPS = {"fa": "A", "fb": "B"}
 

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Connection, insert, select
-from store_kit import Store
 from weir.platform.store.schema import gate_state
+
+from tests.support.backends import ONLY_SQLITE
+from tests.support.store_kit import Store
 
 # Group commit is SQLite's: on PostgreSQL every job commits alone (no cross-process lock waits
 # on a whole group), so the tests of how a group behaves run on SQLite only.
-GROUPED = pytest.mark.parametrize("backend", ["sqlite"])
+GROUPED = ONLY_SQLITE
 WAIT_S = 30  # generous bound on waiting for another thread; never a measured time
 
 

@@ -3,8 +3,9 @@
 from typing import Any
 
 import pytest
-from store_kit import Store
 from weir.platform.store import gatestate
+
+from tests.support.store_kit import Store
 
 KEY = "ab" * 32
 

@@ -4,8 +4,9 @@ whose caller gave up before it ran is skipped."""
 import asyncio
 import threading
 
-from store_kit import LEASE, Store, new_item
 from weir.platform.store import queue as q
+
+from tests.support.store_kit import LEASE, Store, new_item
 
 K = "kk" * 16
 

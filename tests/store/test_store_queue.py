@@ -7,9 +7,10 @@ from functools import partial
 from typing import Any
 
 import pytest
-from store_kit import LEASE, Store, new_item
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database, make_engine
+
+from tests.support.store_kit import LEASE, Store, new_item
 
 K1, K2, K3 = "k1" * 16, "k2" * 16, "k3" * 16  # key hashes
 

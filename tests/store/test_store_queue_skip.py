@@ -3,8 +3,9 @@ as it may, so the claim reaches the other apps' lanes, and the next due time ign
 
 from functools import partial
 
-from store_kit import LEASE, Store, new_item
 from weir.platform.store import queue as q
+
+from tests.support.store_kit import LEASE, Store, new_item
 
 
 def test_a_skipped_lane_is_neither_claimed_nor_counted_as_due(store: Store) -> None:

@@ -5,8 +5,9 @@ from functools import partial
 from typing import Any
 
 import pytest
-from store_kit import Store
 from weir.platform.store import records
+
+from tests.support.store_kit import Store
 
 DAY_MS = 24 * 60 * 60 * 1000
 

@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from sqlalchemy import Connection
-from store_kit import Store
 from weir.platform.runtime.retention import Retention
 from weir.platform.store import records, retention
+
+from tests.support.store_kit import Store
 
 DAY = 24 * 3600 * 1000
 NOW = 100 * DAY

@@ -6,11 +6,12 @@ import itertools
 import threading
 from functools import partial
 
-from store_kit import Store, new_item
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
 from weir.platform.store import start_throttle
 from weir.platform.store.database import Database, make_engine
+
+from tests.support.store_kit import Store, new_item
 
 LIMIT, PERIOD = 10, 1_000  # one start every 100 ms
 THROTTLE = start_throttle.payload(ThrottleConfig(PERIOD, LIMIT), "k", "ab" * 16)

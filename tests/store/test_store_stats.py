@@ -4,9 +4,10 @@ admission outcomes, and unfinished runs per waiting gate."""
 import json
 from typing import Any
 
-from store_kit import LEASE, Store, new_item
 from weir.platform.store import queue as q
 from weir.platform.store import records, stats
+
+from tests.support.store_kit import LEASE, Store, new_item
 
 NOW = 1_000_000
 

@@ -10,7 +10,7 @@ from weir.platform.api import lockout
 from weir.platform.api.lockout import Lockout
 from weir.platform.settings import Settings
 
-from tests.api.conftest import LOCAL
+from tests.api.helpers import LOCAL
 
 MiB = 1024 * 1024
 

@@ -8,11 +8,19 @@ import json
 import time
 
 import pytest
-from sdk_proto_app import APP_URL, PRIMARY_KEY, client_for, cloud_settings, fixture, make_app
 from weir.platform.executor import signing as weir_signing
 from weir.platform.executor.trust import binds_answers
 from weir.sdk._identity import SDK_REGISTER
 from weir.sdk._signing import canonical, signature, verify
+
+from tests.unit.sdk.sdk_proto_app import (
+    APP_URL,
+    PRIMARY_KEY,
+    client_for,
+    cloud_settings,
+    fixture,
+    make_app,
+)
 
 BODY = b'{"a": 1}'
 NOW = 1_800_000_000

@@ -9,7 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from sdk_proto_app import (
+from weir.sdk._signing import canonical, signature, strip_prefix, verify
+
+from tests.unit.sdk.sdk_proto_app import (
     APP_URL,
     FALLBACK_KEY,
     PRIMARY_KEY,
@@ -19,7 +21,6 @@ from sdk_proto_app import (
     make_app,
     replay,
 )
-from weir.sdk._signing import canonical, signature, strip_prefix, verify
 
 
 def _response_signed_with(response: httpx.Response, key: str) -> bool:

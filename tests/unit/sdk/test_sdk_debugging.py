@@ -15,9 +15,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sdk_proto_app import client_for, fixture, make_app, replay
 from weir.sdk import Context, ContextSync, Weir, serve
 from weir.sdk._ops import hash_step_id
+
+from tests.unit.sdk.sdk_proto_app import client_for, fixture, make_app, replay
 
 weir = Weir("dbg", dev=True)
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import httpx
 import pytest
-from sdk_proto_app import fixture, make_app, replay, without_stacks
 from weir.sdk._ops import hash_step_id
+
+from tests.unit.sdk.sdk_proto_app import fixture, make_app, replay, without_stacks
 
 EXACT = [
     "step_run_success",

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 import httpx
-from sdk_proto_app import APP_URL, cloud_settings, fixture, make_app
 from weir.sdk._signing import hashed_key
+
+from tests.unit.sdk.sdk_proto_app import APP_URL, cloud_settings, fixture, make_app
 
 
 class FakeApi:

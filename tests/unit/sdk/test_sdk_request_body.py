@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sdk_proto_app import client_for, fixture, make_app
+
+from tests.unit.sdk.sdk_proto_app import client_for, fixture, make_app
 
 BASE = fixture("errors/request_body_strictness.json")["base_request_body"]
 URL = "/api/inngest?fnId=proto-app-echo&stepId=step"

@@ -7,9 +7,10 @@ from typing import Any
 
 import httpx
 import pytest
-from sdk_proto_app import fixture
 from weir.sdk import Event, SendEventsError, Weir
 from weir.sdk._config import resolve
+
+from tests.unit.sdk.sdk_proto_app import fixture
 
 
 class EventApi:

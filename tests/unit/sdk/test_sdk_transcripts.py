@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sdk_proto_app import client_for, fixture, make_app, replay, without_stacks
 from weir.sdk._ops import hash_step_id
+
+from tests.unit.sdk.sdk_proto_app import client_for, fixture, make_app, replay, without_stacks
 
 
 @pytest.mark.parametrize("name", ["parallel_wait", "step_error_exhausted_uncaught"])

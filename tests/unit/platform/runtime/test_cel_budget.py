@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
-from flow_harness import EVENT, NOON, Harness, config, warnings
 from weir.expressions import Budget, configure_budget
 from weir.expressions._pool import POOL
 from weir.platform.functions import (
@@ -23,6 +21,8 @@ from weir.platform.functions import (
     Throttle,
 )
 from weir.platform.runtime import waits
+
+from tests.support.flow_harness import EVENT, NOON, Harness, config, warnings
 
 S = 1000
 MIB = 1024 * 1024
@@ -53,9 +53,9 @@ def refusals(h: Harness) -> list[str]:
     return [str(row.detail) for row in h.outcomes(OVER)]
 
 
-def test_a_costly_trigger_if_refuses_only_that_event(tmp_path: Path) -> None:
+def test_a_costly_trigger_if_refuses_only_that_event(database_url: str) -> None:
     cfg = replace(config(), triggers=(EventTrigger(EVENT, FILTER),))
-    h = Harness(tmp_path / "weir.db", cfg)
+    h = Harness(database_url, cfg)
     h.send(NOON, hostile())
     assert h.runs() == []
     (detail,) = refusals(h)
@@ -64,9 +64,9 @@ def test_a_costly_trigger_if_refuses_only_that_event(tmp_path: Path) -> None:
     assert len(h.runs()) == 1
 
 
-def test_a_costly_key_refuses_the_run_instead_of_sharing_the_empty_key(tmp_path: Path) -> None:
+def test_a_costly_key_refuses_the_run_instead_of_sharing_the_empty_key(database_url: str) -> None:
     limit = ConcurrencyLimit(1, STRINGS, "fn")
-    h = Harness(tmp_path / "weir.db", config(concurrency=(limit,)))
+    h = Harness(database_url, config(concurrency=(limit,)))
     h.send(NOON, hostile())
     assert h.runs() == []
     (detail,) = refusals(h)
@@ -76,17 +76,17 @@ def test_a_costly_key_refuses_the_run_instead_of_sharing_the_empty_key(tmp_path:
     assert warnings(run) == []
 
 
-def test_a_refused_event_leaves_no_gate_state_behind(tmp_path: Path) -> None:
+def test_a_refused_event_leaves_no_gate_state_behind(database_url: str) -> None:
     # The rate limit comes first and would spend its budget before the throttle key fails.
     cfg = config(rate_limit=RateLimit(5, 60 * S, None), throttle=Throttle(5, 60 * S, 1, STRINGS))
-    h = Harness(tmp_path / "weir.db", cfg)
+    h = Harness(database_url, cfg)
     h.send(NOON, hostile())
     assert h.runs() == [] and len(refusals(h)) == 1
     assert h.gate_rows("rate_limit") == []
 
 
-def test_a_costly_batch_if_refuses_only_that_event(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db", config(batching=Batching(2, 10 * S, None, FILTER)))
+def test_a_costly_batch_if_refuses_only_that_event(database_url: str) -> None:
+    h = Harness(database_url, config(batching=Batching(2, 10 * S, None, FILTER)))
     h.send(NOON, hostile())
     assert "budget" in refusals(h)[0]
     h.send(NOON + 1, small())
@@ -94,8 +94,8 @@ def test_a_costly_batch_if_refuses_only_that_event(tmp_path: Path) -> None:
     assert len(h.runs()) == 1  # the two ordinary events made one batch
 
 
-def test_a_costly_priority_refuses_only_that_event(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db", config(priority_run=STRINGS))
+def test_a_costly_priority_refuses_only_that_event(database_url: str) -> None:
+    h = Harness(database_url, config(priority_run=STRINGS))
     h.send(NOON, hostile())
     assert h.runs() == [] and len(refusals(h)) == 1
     h.send(NOON + 1, small())
@@ -103,10 +103,10 @@ def test_a_costly_priority_refuses_only_that_event(tmp_path: Path) -> None:
 
 
 def test_a_costly_cancel_if_does_not_cancel_and_the_next_event_still_can(
-    tmp_path: Path,
+    database_url: str,
 ) -> None:
     cancel = CancelOn("app/cancel", "async.data.items.filter(i, i > 0).size() > 0", None)
-    h = Harness(tmp_path / "weir.db", config(cancel_on=(cancel,)))
+    h = Harness(database_url, config(cancel_on=(cancel,)))
     h.send(NOON, small())
     (run,) = h.runs()
     h.send(NOON + 1, hostile(), name="app/cancel")
@@ -115,8 +115,8 @@ def test_a_costly_cancel_if_does_not_cancel_and_the_next_event_still_can(
     assert h.run(run.id).status == "CANCELLED"
 
 
-def test_a_costly_wait_if_does_not_resume_and_the_next_event_still_can(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db", config())
+def test_a_costly_wait_if_does_not_resume_and_the_next_event_still_can(database_url: str) -> None:
+    h = Harness(database_url, config())
     h.send(NOON, small())
     (run,) = h.runs()
     with h.tx(NOON + 1) as tx:
@@ -129,10 +129,10 @@ def test_a_costly_wait_if_does_not_resume_and_the_next_event_still_can(tmp_path:
 
 
 def test_one_event_holds_the_writer_for_at_most_two_budgets_over_many_functions(
-    tmp_path: Path,
+    database_url: str,
 ) -> None:
     costly = [replace(config(f"fn{i}"), triggers=(EventTrigger(EVENT, FILTER),)) for i in range(4)]
-    h = Harness(tmp_path / "weir.db", *costly)
+    h = Harness(database_url, *costly)
     h.send(NOON, hostile())
     details = sorted(refusals(h))
     assert len(details) == 4

@@ -4,13 +4,13 @@ error as the SDK sent it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from flow_harness import NOON, Harness
 from sqlalchemy import select
 from weir.platform.runtime import runs
 from weir.platform.store.schema import events
+
+from tests.support.flow_harness import NOON, Harness
 
 SDK_ERROR = {"name": "ValueError", "message": "bad", "stack": "Traceback …", "code": "E_BAD"}
 
@@ -30,8 +30,8 @@ def fail(h: Harness, error: dict[str, Any], http_status: int) -> str:
     return run_id
 
 
-def test_failed_events_carry_the_status_name_message_and_stack(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db")
+def test_failed_events_carry_the_status_name_message_and_stack(database_url: str) -> None:
+    h = Harness(database_url)
     run_id = fail(h, SDK_ERROR, 500)
     standard = {
         "error": "invalid status code: 500",
@@ -44,8 +44,8 @@ def test_failed_events_carry_the_status_name_message_and_stack(tmp_path: Path) -
     assert json.loads(h.run(run_id).output) == SDK_ERROR  # the run's output is unchanged
 
 
-def test_a_failure_without_an_answer_repeats_its_message(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db")
+def test_a_failure_without_an_answer_repeats_its_message(database_url: str) -> None:
+    h = Harness(database_url)
     fail(h, {"name": "ConnectionError", "message": "calling the app failed"}, 0)
     assert emitted(h, runs.FAILED)["error"] == {
         "error": "calling the app failed",

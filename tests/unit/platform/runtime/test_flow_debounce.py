@@ -3,24 +3,23 @@ run with the last event, timeout caps, keys, restarts and the gates a fired run 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from flow_harness import NOON, Harness, config, event_ids, warnings
 from weir.platform.functions import Debounce, RateLimit
 from weir.platform.ingest import IncomingEvent
 from weir.platform.runtime import events
+
+from tests.support.flow_harness import NOON, Harness, config, event_ids, warnings
 
 S = 1000
 
 
 def debounced(
-    tmp_path: Path, period: int = 5 * S, key: str | None = None, timeout: int | None = None
+    database_url: str, period: int = 5 * S, key: str | None = None, timeout: int | None = None
 ) -> Harness:
-    return Harness(tmp_path / "weir.db", config(debounce=Debounce(period, key, timeout)))
+    return Harness(database_url, config(debounce=Debounce(period, key, timeout)))
 
 
-def test_a_burst_becomes_one_run_with_the_last_event_period_after_it(tmp_path: Path) -> None:
-    h = debounced(tmp_path)
+def test_a_burst_becomes_one_run_with_the_last_event_period_after_it(database_url: str) -> None:
+    h = debounced(database_url)
     sent = [h.send(NOON + i * S) for i in range(3)]
     assert h.runs() == []
     assert [r.event_id for r in h.outcomes("debounced")] == sent
@@ -34,15 +33,15 @@ def test_a_burst_becomes_one_run_with_the_last_event_period_after_it(tmp_path: P
     assert h.gate_rows("debounce") == []
 
 
-def test_one_timer_item_serves_a_whole_burst(tmp_path: Path) -> None:
-    h = debounced(tmp_path)
+def test_one_timer_item_serves_a_whole_burst(database_url: str) -> None:
+    h = debounced(database_url)
     for i in range(20):
         h.send(NOON + i * 100)
     assert len(h.queued("debounce")) == 1
 
 
-def test_the_timeout_caps_a_window_that_keeps_restarting(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=5 * S, timeout=8 * S)
+def test_the_timeout_caps_a_window_that_keeps_restarting(database_url: str) -> None:
+    h = debounced(database_url, period=5 * S, timeout=8 * S)
     for i in range(6):  # every 2 s: each restart pushes the end out, the timeout pulls it in
         h.send(NOON + 2 * i * S)
     runs = h.runs()
@@ -51,8 +50,8 @@ def test_the_timeout_caps_a_window_that_keeps_restarting(tmp_path: Path) -> None
     assert [r.created_at for r in h.runs()] == [NOON + 8 * S, NOON + 15 * S]
 
 
-def test_the_latest_ts_wins_not_the_latest_arrival(tmp_path: Path) -> None:
-    h = debounced(tmp_path)
+def test_the_latest_ts_wins_not_the_latest_arrival(database_url: str) -> None:
+    h = debounced(database_url)
     newest = h.send(NOON, ts=NOON + 500)
     h.send(NOON + S, ts=NOON)  # older ts: restarts the window, is not delivered
     h.advance(NOON + 6 * S)
@@ -61,8 +60,8 @@ def test_the_latest_ts_wins_not_the_latest_arrival(tmp_path: Path) -> None:
     assert run.created_at == NOON + 6 * S
 
 
-def test_the_next_event_after_the_run_opens_a_new_window(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=2 * S)
+def test_the_next_event_after_the_run_opens_a_new_window(database_url: str) -> None:
+    h = debounced(database_url, period=2 * S)
     first = h.send(NOON)
     h.advance(NOON + 2 * S)
     second = h.send(NOON + 2 * S + 1)
@@ -71,8 +70,8 @@ def test_the_next_event_after_the_run_opens_a_new_window(tmp_path: Path) -> None
     assert [r.created_at for r in h.runs()] == [NOON + 2 * S, NOON + 4 * S + 1]
 
 
-def test_an_event_finding_the_window_due_starts_it_before_its_timer(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=2 * S)
+def test_an_event_finding_the_window_due_starts_it_before_its_timer(database_url: str) -> None:
+    h = debounced(database_url, period=2 * S)
     first = h.send(NOON)
     with h.tx(NOON + 3 * S) as tx:  # the scheduler lags: the timer has not run yet
         second = events.accept(tx, [IncomingEvent("app/go", {}, None, NOON + 3 * S, {}, None)])[0]
@@ -83,8 +82,8 @@ def test_an_event_finding_the_window_due_starts_it_before_its_timer(tmp_path: Pa
     assert [event_ids(r) for r in h.runs()] == [[first], [second]]
 
 
-def test_keys_interleave_with_their_own_windows(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=3 * S, key="event.data.user")
+def test_keys_interleave_with_their_own_windows(database_url: str) -> None:
+    h = debounced(database_url, period=3 * S, key="event.data.user")
     a1 = h.send(NOON, {"user": "a"})
     b1 = h.send(NOON + S, {"user": "b"})
     a2 = h.send(NOON + 2 * S, {"user": "a"})
@@ -94,8 +93,8 @@ def test_keys_interleave_with_their_own_windows(tmp_path: Path) -> None:
     assert a1 not in fired
 
 
-def test_a_restart_mid_window_fires_from_the_stored_window(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=5 * S)
+def test_a_restart_mid_window_fires_from_the_stored_window(database_url: str) -> None:
+    h = debounced(database_url, period=5 * S)
     h.send(NOON)
     h.restart()
     last = h.send(NOON + 2 * S)
@@ -105,9 +104,9 @@ def test_a_restart_mid_window_fires_from_the_stored_window(tmp_path: Path) -> No
     assert event_ids(run) == [last] and run.created_at == NOON + 7 * S
 
 
-def test_a_fired_run_does_not_pay_the_rate_limit_twice(tmp_path: Path) -> None:
+def test_a_fired_run_does_not_pay_the_rate_limit_twice(database_url: str) -> None:
     options = {"debounce": Debounce(2 * S, None, None), "rate_limit": RateLimit(1, 60 * S, None)}
-    h = Harness(tmp_path / "weir.db", config(**options))  # type: ignore[arg-type]
+    h = Harness(database_url, config(**options))  # type: ignore[arg-type]
     kept = h.send(NOON)
     dropped = h.send(NOON + S)  # over the rate limit: never reaches the window
     h.advance(NOON + 5 * S)
@@ -116,8 +115,8 @@ def test_a_fired_run_does_not_pay_the_rate_limit_twice(tmp_path: Path) -> None:
     assert [r.event_id for r in h.outcomes("rate_limited")] == [dropped]
 
 
-def test_a_failing_key_debounces_in_the_empty_key_and_warns(tmp_path: Path) -> None:
-    h = debounced(tmp_path, period=2 * S, key="event.data.user.id")
+def test_a_failing_key_debounces_in_the_empty_key_and_warns(database_url: str) -> None:
+    h = debounced(database_url, period=2 * S, key="event.data.user.id")
     h.send(NOON, {})
     last = h.send(NOON + 1, {"user": 5})  # `.id` of a number fails too: same bucket
     h.advance(NOON + 5 * S)

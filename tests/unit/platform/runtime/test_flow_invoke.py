@@ -3,21 +3,21 @@ instead of leaving it to wait for its invoke timeout."""
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
-from flow_harness import NOON, Harness, config
 from weir.platform.functions import EventTrigger, RateLimit
 from weir.platform.registry import INVOKED
 from weir.platform.runtime import events, invoke
 from weir.platform.store import records
 
+from tests.support.flow_harness import NOON, Harness, config
 
-def test_a_refused_invoke_fails_the_callers_step_with_the_reason(tmp_path: Path) -> None:
+
+def test_a_refused_invoke_fails_the_callers_step_with_the_reason(database_url: str) -> None:
     target = replace(
         config("target", rate_limit=RateLimit(1, 3_600_000, None)),
         triggers=(EventTrigger("app/other", None),),
     )
-    h = Harness(tmp_path / "w.db", config("parent"), target)
+    h = Harness(database_url, config("parent"), target)
     h.send(NOON)
     parent = next(r for r in h.runs("parent"))
     opts = {"function_id": "target", "payload": {"data": {}}}

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
-from flow_harness import NOON, Harness, config, waiting, warnings
 from weir.platform.functions import Throttle
+
+from tests.support.flow_harness import NOON, Harness, config, waiting, warnings
 
 
 def model_starts(arrivals: list[int], period: int, limit: int, burst: int) -> list[int]:
@@ -29,25 +29,25 @@ def after(*offsets: int) -> list[int]:
 
 
 def throttled(
-    tmp_path: Path, limit: int, period: int, burst: int = 0, key: str | None = None
+    database_url: str, limit: int, period: int, burst: int = 0, key: str | None = None
 ) -> Harness:
-    return Harness(tmp_path / "weir.db", config(throttle=Throttle(limit, period, burst, key)))
+    return Harness(database_url, config(throttle=Throttle(limit, period, burst, key)))
 
 
-def test_a_burst_from_idle_starts_one_then_one_per_interval(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=3, period=3000)
+def test_a_burst_from_idle_starts_one_then_one_per_interval(database_url: str) -> None:
+    h = throttled(database_url, limit=3, period=3000)
     h.burst(NOON, [{"n": i} for i in range(5)])
     assert h.start_times() == [NOON, NOON + 1000, NOON + 2000, NOON + 3000, NOON + 4000]
 
 
-def test_burst_lets_extra_runs_start_at_once(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=2, period=2000, burst=2)
+def test_burst_lets_extra_runs_start_at_once(database_url: str) -> None:
+    h = throttled(database_url, limit=2, period=2000, burst=2)
     h.burst(NOON, [{} for _ in range(5)])
     assert h.start_times() == [NOON, NOON, NOON, NOON + 1000, NOON + 2000]
 
 
-def test_a_waiting_run_says_which_gate_holds_it_and_until_when(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=1, period=10_000, key="event.data.user")
+def test_a_waiting_run_says_which_gate_holds_it_and_until_when(database_url: str) -> None:
+    h = throttled(database_url, limit=1, period=10_000, key="event.data.user")
     h.burst(NOON, [{"user": "ann"}, {"user": "ann"}])
     first, second = h.runs()
     assert waiting(first) is None
@@ -59,8 +59,8 @@ def test_a_waiting_run_says_which_gate_holds_it_and_until_when(tmp_path: Path) -
     assert "12:00:10.000" in reason["words"]
 
 
-def test_runs_are_claimed_exactly_at_their_slots(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=4, period=1000)
+def test_runs_are_claimed_exactly_at_their_slots(database_url: str) -> None:
+    h = throttled(database_url, limit=4, period=1000)
     h.burst(NOON, [{} for _ in range(6)])
     h.advance(NOON + 2000)
     assert [at for at, _ in h.started] == [
@@ -74,8 +74,10 @@ def test_runs_are_claimed_exactly_at_their_slots(tmp_path: Path) -> None:
     assert [run_id for _, run_id in h.started] == [r.id for r in h.runs()]
 
 
-def test_a_period_that_does_not_divide_rounds_each_start_up_without_drift(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=3, period=1000)
+def test_a_period_that_does_not_divide_rounds_each_start_up_without_drift(
+    database_url: str,
+) -> None:
+    h = throttled(database_url, limit=3, period=1000)
     h.burst(NOON, [{} for _ in range(7)])
     assert h.start_times() == [
         NOON,
@@ -97,33 +99,33 @@ def test_a_period_that_does_not_divide_rounds_each_start_up_without_drift(tmp_pa
     ],
 )
 def test_bursts_straddling_boundaries_match_the_gcra_model(
-    tmp_path: Path, offsets: list[int]
+    database_url: str, offsets: list[int]
 ) -> None:
-    h = throttled(tmp_path, limit=2, period=1000, burst=1)
+    h = throttled(database_url, limit=2, period=1000, burst=1)
     for offset in offsets:
         h.send(NOON + offset)
     arrivals = [NOON + o for o in offsets]
     assert h.start_times() == model_starts(arrivals, period=1000, limit=2, burst=1)
 
 
-def test_keys_interleave_without_sharing_a_meter(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=1, period=1000, key="event.data.k")
+def test_keys_interleave_without_sharing_a_meter(database_url: str) -> None:
+    h = throttled(database_url, limit=1, period=1000, key="event.data.k")
     for i, k in enumerate(["a", "b", "a", "b", "a", "c"]):
         h.send(NOON + i, {"k": k})
     # a at +0, +2, +4; b at +1, +3; c at +5: each key runs its own meter
     assert h.start_times() == [NOON, NOON + 1, NOON + 1000, NOON + 1001, NOON + 2000, NOON + 5]
 
 
-def test_a_restart_mid_backlog_continues_the_same_meter(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=2, period=2000)
+def test_a_restart_mid_backlog_continues_the_same_meter(database_url: str) -> None:
+    h = throttled(database_url, limit=2, period=2000)
     h.burst(NOON, [{}, {}, {}])
     h.restart()
     h.send(NOON + 500)
     assert h.start_times() == [NOON, NOON + 1000, NOON + 2000, NOON + 3000]
 
 
-def test_a_failing_key_uses_the_empty_key_with_a_warning(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=1, period=1000, key="event.data.missing.deep")
+def test_a_failing_key_uses_the_empty_key_with_a_warning(database_url: str) -> None:
+    h = throttled(database_url, limit=1, period=1000, key="event.data.missing.deep")
     h.burst(NOON, [{}, {"missing": {"deep": "x"}}, {}])
     first, keyed, _second = h.runs()
     assert any("throttle" in w and "empty key" in w for w in warnings(first))
@@ -137,9 +139,9 @@ def most_in_any_window(starts: list[int], period: int) -> int:
 
 
 def test_a_stalled_scheduler_starts_the_backlog_at_the_throttle_rate_in_order(
-    tmp_path: Path,
+    database_url: str,
 ) -> None:
-    h = throttled(tmp_path, limit=10, period=1000)
+    h = throttled(database_url, limit=10, period=1000)
     h.burst(NOON, [{"n": i} for i in range(30)])  # slots NOON … NOON + 2900
     h.stall_until(NOON + 5000)  # every slot has passed: the claim must not start them all
     assert [at for at, _ in h.started] == [NOON + 5000]
@@ -150,8 +152,8 @@ def test_a_stalled_scheduler_starts_the_backlog_at_the_throttle_rate_in_order(
     assert most_in_any_window(starts, 1000) == 10
 
 
-def test_a_start_deferred_at_claim_says_until_when(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=2, period=2000, key="event.data.user")
+def test_a_start_deferred_at_claim_says_until_when(database_url: str) -> None:
+    h = throttled(database_url, limit=2, period=2000, key="event.data.user")
     h.burst(NOON, [{"user": "ann"} for _ in range(3)])
     h.stall_until(NOON + 7000)
     reason = waiting(h.runs()[2])
@@ -160,8 +162,8 @@ def test_a_start_deferred_at_claim_says_until_when(tmp_path: Path) -> None:
     assert "12:00:09.000" in reason["words"]
 
 
-def test_an_event_arriving_during_a_catch_up_waits_behind_the_backlog(tmp_path: Path) -> None:
-    h = throttled(tmp_path, limit=10, period=1000)
+def test_an_event_arriving_during_a_catch_up_waits_behind_the_backlog(database_url: str) -> None:
+    h = throttled(database_url, limit=10, period=1000)
     h.burst(NOON, [{} for _ in range(20)])
     h.stall_until(NOON + 5000)
     h.send(NOON + 5050)  # its own reserved slot is now, but 19 starts wait before it
@@ -172,9 +174,9 @@ def test_an_event_arriving_during_a_catch_up_waits_behind_the_backlog(tmp_path: 
 
 
 def test_late_claims_in_normal_running_never_start_two_within_one_interval(
-    tmp_path: Path,
+    database_url: str,
 ) -> None:
-    h = throttled(tmp_path, limit=10, period=1000)
+    h = throttled(database_url, limit=10, period=1000)
     h.burst(NOON, [{} for _ in range(4)])  # slots +0, +100, +200, +300
     h.stall_until(NOON + 130)  # the second start is 30 ms late …
     h.stall_until(NOON + 200)  # … so the third may not go at its own slot

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from flow_harness import NOON, Harness, config
 from weir.platform.functions import CancelOn, Throttle, Timeouts
+
+from tests.support.flow_harness import NOON, Harness, config
 
 S = 1000
 
 
-def timed(tmp_path: Path, start: int | None = None, finish: int | None = None) -> Harness:
-    return Harness(tmp_path / "weir.db", config(timeouts=Timeouts(start, finish)))
+def timed(database_url: str, start: int | None = None, finish: int | None = None) -> Harness:
+    return Harness(database_url, config(timeouts=Timeouts(start, finish)))
 
 
-def test_a_run_not_started_by_the_start_deadline_is_cancelled(tmp_path: Path) -> None:
+def test_a_run_not_started_by_the_start_deadline_is_cancelled(database_url: str) -> None:
     options = {"timeouts": Timeouts(5 * S, None), "throttle": Throttle(1, 60 * S, 0, None)}
-    h = Harness(tmp_path / "weir.db", config(**options))  # type: ignore[arg-type]
+    h = Harness(database_url, config(**options))  # type: ignore[arg-type]
     h.burst(NOON, [{}, {}])  # the second waits 60 s for its throttle slot
     h.advance(NOON + 5 * S - 1)
     assert [r.status for r in h.runs()] == ["QUEUED", "QUEUED"]
@@ -29,8 +28,8 @@ def test_a_run_not_started_by_the_start_deadline_is_cancelled(tmp_path: Path) ->
     assert all(item.run_id != second.id for item in h.queued("exec"))  # its start went too
 
 
-def test_a_first_call_in_flight_at_the_start_deadline_is_not_cancelled(tmp_path: Path) -> None:
-    h = timed(tmp_path, start=5 * S)
+def test_a_first_call_in_flight_at_the_start_deadline_is_not_cancelled(database_url: str) -> None:
+    h = timed(database_url, start=5 * S)
     h.send(NOON)
     h.advance(NOON + 5 * S)  # claimed at NOON: the call is under way, its result not in yet
     (run,) = h.runs()
@@ -39,8 +38,8 @@ def test_a_first_call_in_flight_at_the_start_deadline_is_not_cancelled(tmp_path:
     assert timer.available_at > NOON + 5 * S  # looks again when the call's lease ends
 
 
-def test_a_run_still_going_at_the_finish_deadline_is_cancelled(tmp_path: Path) -> None:
-    h = timed(tmp_path, finish=10 * S)
+def test_a_run_still_going_at_the_finish_deadline_is_cancelled(database_url: str) -> None:
+    h = timed(database_url, finish=10 * S)
     h.send(NOON)
     (run,) = h.runs()
     h.advance(NOON + 3 * S)
@@ -53,8 +52,8 @@ def test_a_run_still_going_at_the_finish_deadline_is_cancelled(tmp_path: Path) -
     assert "timeouts.finish" in ended.output
 
 
-def test_timers_of_a_run_that_ends_in_time_go_with_it(tmp_path: Path) -> None:
-    h = timed(tmp_path, start=5 * S, finish=10 * S)
+def test_timers_of_a_run_that_ends_in_time_go_with_it(database_url: str) -> None:
+    h = timed(database_url, start=5 * S, finish=10 * S)
     h.send(NOON)
     (run,) = h.runs()
     h.mark_started(run.id, NOON + 1)
@@ -64,13 +63,13 @@ def test_timers_of_a_run_that_ends_in_time_go_with_it(tmp_path: Path) -> None:
     assert h.run(run.id).status == "COMPLETED"
 
 
-def cancellable(tmp_path: Path, entry: CancelOn) -> Harness:
-    return Harness(tmp_path / "weir.db", config(cancel_on=(entry,)))
+def cancellable(database_url: str, entry: CancelOn) -> Harness:
+    return Harness(database_url, config(cancel_on=(entry,)))
 
 
-def test_a_matching_later_event_cancels_the_run(tmp_path: Path) -> None:
+def test_a_matching_later_event_cancels_the_run(database_url: str) -> None:
     match = "event.data.order == async.data.order"
-    h = cancellable(tmp_path, CancelOn("app/cancel", match, None))
+    h = cancellable(database_url, CancelOn("app/cancel", match, None))
     h.send(NOON, {"order": 1})
     h.send(NOON + S, {"order": 2}, name="app/cancel")  # no match
     assert h.runs()[0].status == "QUEUED"
@@ -79,8 +78,8 @@ def test_a_matching_later_event_cancels_the_run(tmp_path: Path) -> None:
     assert run.status == "CANCELLED" and "app/cancel" in run.output
 
 
-def test_cancel_on_expires_after_its_timeout(tmp_path: Path) -> None:
-    h = cancellable(tmp_path, CancelOn("app/cancel", None, 5 * S))
+def test_cancel_on_expires_after_its_timeout(database_url: str) -> None:
+    h = cancellable(database_url, CancelOn("app/cancel", None, 5 * S))
     h.send(NOON)
     (subscription,) = h.waits()
     assert subscription.kind == "cancel" and subscription.expires_at == NOON + 5 * S
@@ -88,8 +87,8 @@ def test_cancel_on_expires_after_its_timeout(tmp_path: Path) -> None:
     assert h.runs()[0].status == "QUEUED"
 
 
-def test_a_run_is_never_cancelled_by_its_own_trigger(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "weir.db", config(cancel_on=(CancelOn("app/go", None, None),)))
+def test_a_run_is_never_cancelled_by_its_own_trigger(database_url: str) -> None:
+    h = Harness(database_url, config(cancel_on=(CancelOn("app/go", None, None),)))
     h.send(NOON)  # its own trigger has the cancel event's name: it never cancels itself
     assert h.runs()[0].status == "QUEUED"
     h.send(NOON + S)  # a later one cancels the first run, and starts its own

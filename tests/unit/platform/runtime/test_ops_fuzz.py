@@ -8,7 +8,6 @@ the harness then fires every timer (sleeps, wait and invoke timeouts) that falls
 """
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from weir.platform.runtime import outcomes
 from weir.platform.store import queue as q
 from weir.platform.store.schema import queue
 
-from tests.unit.platform.runtime.flow_harness import LEASE_MS, Harness, config
+from tests.support.flow_harness import LEASE_MS, Harness, config
 
 YEAR_MS = 366 * 24 * 3600 * 1000
 NUMBERS = (
@@ -79,10 +78,9 @@ OPS = st.fixed_dictionaries(
 )
 
 
-@pytest.fixture(scope="module")
-def harness(tmp_path_factory: pytest.TempPathFactory) -> Harness:
-    path: Path = tmp_path_factory.mktemp("ops") / "weir.db"
-    return Harness(path, config("fn"))
+@pytest.fixture
+def harness(database_url: str) -> Harness:
+    return Harness(database_url, config("fn"))
 
 
 def _claim_new_call(h: Harness, run_id: str) -> q.Claimed:

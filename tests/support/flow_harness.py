@@ -1,5 +1,6 @@
-"""A Platform-free harness for flow-control tests: a real SQLite file store, a registry built
-from FunctionConfig objects, and a fake clock that the test moves by hand.
+"""A Platform-free harness for flow-control tests: a real store (the SQLite file or PostgreSQL
+schema that `database_url` names), a registry built from FunctionConfig objects, and a fake
+clock that the test moves by hand.
 
 `send` accepts events the way the API does (runtime.events.accept in one transaction);
 `advance` claims every item that falls due up to a time, exactly at its due ms: timer items
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -44,8 +44,8 @@ def config(slug: str = "fn", **options: Any) -> FunctionConfig:
 
 
 class Harness:
-    def __init__(self, path: Path, *configs: FunctionConfig) -> None:
-        self.path = path
+    def __init__(self, database_url: str, *configs: FunctionConfig) -> None:
+        self.database_url = database_url
         self.configs = configs or (config(),)
         self.now = NOON
         self.started: list[tuple[int, str]] = []  # (claim ms, run id) of exec items
@@ -53,7 +53,7 @@ class Harness:
         self.registry = self._registry()
 
     def _open(self) -> Engine:
-        engine = make_engine(f"sqlite:///{self.path}")
+        engine = make_engine(self.database_url)
         upgrade(engine)
         return engine
 
@@ -64,7 +64,7 @@ class Harness:
         return registry
 
     def restart(self) -> None:
-        """A new process on the same file: nothing survives but the store."""
+        """A new process on the same database: nothing survives but the store."""
         self.engine.dispose()
         self.engine = self._open()
         self.registry = self._registry()
