@@ -56,6 +56,7 @@ FAST = [
     'event.data.items.exists(i, i.sku == "sku_3")',
 ]
 FILTER = "event.data.items.filter(i, i > 0).size() > 0"
+OBJECTS = "event.data.items.filter(i, i.qty > 0).size() > 0"  # on line-item objects
 STRINGS = 'event.data.items.map(i, string(i) + "-" + string(i)).size()'
 FAST_CALLS = 2000  # per timed sample; CPU time of this thread, so other processes matter less
 HOSTILE_ITEMS = 1_500_000  # [1, 1, …] is ~3 MiB as JSON
@@ -186,16 +187,32 @@ def _wait_live(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 def register(url: str) -> None:
     app = "http://127.0.0.1:1/api/inngest"  # never called: no run is started
-    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{app}?fnId=c"}}
-    fn = {
-        "id": "app-costly",
-        "name": "costly",
-        "triggers": [{"event": "t/big", "expression": FILTER}],
+    fns = [
+        _costly(app, "costly", "t/big", FILTER),
+        _costly(app, "costly-objects", "t/bigobj", OBJECTS),
+    ]
+    body = {"appname": "app", "url": app, "sdk": "py:v0.1.0", "framework": "fast_api"}
+    body |= {"v": "0.1", "deploy_type": "ping", "functions": fns}
+    httpx.post(f"{url}/fn/register", json=body).raise_for_status()
+
+
+def _line_items(target_bytes: int) -> list[dict[str, Any]]:
+    """Line-item objects (as bench_expressions builds them) filling about `target_bytes`."""
+    one = len(json.dumps({"sku": "sku_00000", "qty": 1, "price": 9.99, "tags": ["a"]}) + ", ")
+    count = target_bytes // one
+    return [
+        {"sku": f"sku_{n:05}", "qty": n % 5 + 1, "price": 9.99, "tags": ["a"]} for n in range(count)
+    ]
+
+
+def _costly(app: str, name: str, event: str, expression: str) -> dict[str, Any]:
+    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{app}?fnId={name}"}}
+    return {
+        "id": f"app-{name}",
+        "name": name,
+        "triggers": [{"event": event, "expression": expression}],
         "steps": {"step": step},
     }
-    body = {"appname": "app", "url": app, "sdk": "py:v0.1.0", "framework": "fast_api"}
-    body |= {"v": "0.1", "deploy_type": "ping", "functions": [fn]}
-    httpx.post(f"{url}/fn/register", json=body).raise_for_status()
 
 
 def health_while(url: str, busy: Callable[[], None]) -> tuple[float, list[float]]:
@@ -224,16 +241,21 @@ def server_level(runs: int) -> None:
     budget = current_budget().time_ms
     print(f"\n3. weir dev, POST of a ~3 MiB event, budget {budget} ms: median over {runs} runs")
     data = {"items": [1] * HOSTILE_ITEMS}
-    hostile = json.dumps({"name": "t/big", "data": data}).encode()
-    plain = json.dumps({"name": "t/none", "data": data}).encode()
+    items = {"items": _line_items(3 * 1024 * 1024 - 4096)}
+    bodies = {
+        "plain": json.dumps({"name": "t/none", "data": data}).encode(),
+        "hostile": json.dumps({"name": "t/big", "data": data}).encode(),
+        "plain objects": json.dumps({"name": "t/none", "data": items}).encode(),
+        "hostile objects": json.dumps({"name": "t/bigobj", "data": items}).encode(),
+    }
     with tempfile.TemporaryDirectory() as tmp, weir_dev(Path(tmp)) as url:
         register(url)
         time.sleep(1.0)  # the worker pool warms in the background after the sync
         idle = [health_while(url, lambda: time.sleep(0.5))[1] for _ in range(runs)]
-        rows: dict[str, list[tuple[float, list[float]]]] = {"plain": [], "hostile": []}
+        rows: dict[str, list[tuple[float, list[float]]]] = {label: [] for label in bodies}
         with httpx.Client(timeout=120) as client:
             for _ in range(runs):
-                for label, body in (("plain", plain), ("hostile", hostile)):
+                for label, body in bodies.items():
                     post = _poster(client, url, body)
                     rows[label].append(health_while(url, post))
                     time.sleep(0.5)  # a stopped worker's replacement starts meanwhile
@@ -256,7 +278,7 @@ def _report(label: str, took: list[float] | None, health: list[list[float]]) -> 
     worst = statistics.median(max(h) for h in health if h)
     count = statistics.median(len(h) for h in health)
     health_text = f"health p50 {p50:5.1f} ms, max {worst:5.1f} ms ({count:.0f} GETs)"
-    print(f"   {label:<14} {answer}{health_text}")
+    print(f"   {label:<20} {answer}{health_text}")
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ from weir.platform.store.migrate import upgrade
 from weir.platform.sync_client import request_sync, retry_delays
 
 T = TypeVar("T")
+PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a thread hand-off
 log = logging.getLogger("weir")
 CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
 CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels its run
@@ -234,7 +235,11 @@ class Platform:
             await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
 
     async def send_events(self, body: bytes) -> list[str]:
-        incoming = parse_body(body, self.clock.now_ms())
+        now = self.clock.now_ms()
+        if len(body) < PARSE_ON_LOOP_BYTES:
+            incoming = parse_body(body, now)
+        else:  # a big body parses in pieces of C work: the loop gets its turns in between
+            incoming = await asyncio.to_thread(parse_body, body, now)
         return await self.write(lambda tx: events.accept(tx, incoming))
 
     async def register(self, payload: Any) -> dict[str, Any]:

@@ -35,6 +35,8 @@ from weir.platform.store.schema import runs
 
 log = logging.getLogger("weir.executor")
 
+JUDGE_ON_LOOP_BYTES = 64 * 1024  # a bigger answer is parsed off the event loop
+
 
 @dataclass(frozen=True)
 class Answered:
@@ -142,7 +144,11 @@ class Driver:
             return failed("ConnectionError", app_errors.unreachable(fn.url, exc))
         if raw is None:
             return None
-        return app_errors.non_sdk_failure(fn.url, raw) or self._judge(raw, state, sent)
+        if failure := app_errors.non_sdk_failure(fn.url, raw):
+            return failure
+        if len(raw.body) < JUDGE_ON_LOOP_BYTES:
+            return self._judge(raw, state, sent)
+        return await asyncio.to_thread(self._judge, raw, state, sent)  # parsing a big answer
 
     async def _send(
         self, item: q.Claimed, url: str, body: bytes, headers: dict[str, str]

@@ -61,3 +61,28 @@ def test_paths_name_odd_keys_readably() -> None:
 def test_nesting_past_the_parser_is_a_value_error_not_a_crash() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         jsonvalues.loads("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"n": 18446744073709551617}',  # past 64 bits: orjson would make it a float
+        b'{"n": -9223372036854775809}',
+        b'{"n": 9223372036854775808}',
+        b"[1.5, -0.0, 1E2, 0, -0, 1e308, 5e-324, 1.5e-400]",
+        b'{"a": 1, "a": 2, "s": "\\u00e9\\ud83d\\ude00", "id": "1234567890123456789012"}',
+        b'{"x": NaN, "y": 1e400}',
+        b'"\\ud800"',
+    ],
+)
+def test_the_fast_parser_and_the_exact_one_agree(text: bytes) -> None:
+    fast = jsonvalues.loads(text)
+    exact = jsonvalues.loads(text.decode())  # text goes the exact way
+    assert repr(fast) == repr(exact)
+    assert jsonvalues.problem(fast) == jsonvalues.problem(exact)
+
+
+def test_an_integer_past_64_bits_keeps_every_digit() -> None:
+    assert jsonvalues.loads(b"[18446744073709551617]") == [18446744073709551617]
+    problem = jsonvalues.problem(jsonvalues.loads(b'{"n": 18446744073709551617}'))
+    assert problem is not None and problem.startswith("n is 18446744073709551617, an integer")
