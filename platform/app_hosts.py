@@ -8,8 +8,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 
-def url_problem(url: str, allowed: tuple[str, ...]) -> str | None:
-    """None if the URL may be synced, else what is wrong and what is allowed."""
+def url_problem(
+    url: str, allowed: tuple[str, ...], *, flag: str = "--allowed-app-hosts", what: str = "app"
+) -> str | None:
+    """None if the URL may be synced (or called), else what is wrong and what is allowed."""
     if not allowed:
         return None
     try:
@@ -17,14 +19,15 @@ def url_problem(url: str, allowed: tuple[str, ...]) -> str | None:
         host = (parts.hostname or "").lower()
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        return f"the app URL {url!r} is not a valid URL"
+        return f"the {what} URL {url!r} is not a valid URL"
     if parts.scheme not in ("http", "https") or not host:
-        return f"the app URL {url!r} must be an http(s) URL with a host"
+        return f"the {what} URL {url!r} must be an http(s) URL with a host"
     if any(_matches(entry.strip().lower(), host, port) for entry in allowed):
         return None
+    action = "to sync this app" if what == "app" else f"to call this {what} URL"
     return (
-        f"the app URL {url!r} is on host {host!r}, which --allowed-app-hosts does not allow "
-        f"(allowed: {', '.join(allowed)}); add the host there to sync this app"
+        f"the {what} URL {url!r} is on host {host!r}, which {flag} does not allow "
+        f"(allowed: {', '.join(allowed)}); add the host there {action}"
     )
 
 

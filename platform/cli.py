@@ -130,6 +130,13 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
         "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
     )
     p.add_argument(
+        "--allowed-ai-hosts",
+        action="append",
+        default=_list("ALLOWED_AI_HOSTS"),
+        help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
+        "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
+    )
+    p.add_argument(
         "--app-timeout",
         type=float,
         default=float(_env("APP_TIMEOUT", "7200") or 7200),
@@ -291,6 +298,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         admin_user=args.admin_user,
         admin_password=args.admin_password,
         allowed_app_hosts=tuple(args.allowed_app_hosts),
+        allowed_ai_hosts=tuple(args.allowed_ai_hosts),
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )

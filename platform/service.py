@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
 from weir.platform.clock import Clock, SystemClock
+from weir.platform.executor import ai
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
 from weir.platform.functions import parse_sync
@@ -22,7 +23,7 @@ from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
-from weir.platform.runtime import cron, events, finish_hooks, outcomes, runs, timers
+from weir.platform.runtime import ai_steps, cron, events, finish_hooks, outcomes, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
 from weir.platform.runtime.sync import apply_sync
@@ -220,6 +221,8 @@ class Platform:
                 if item.function_id not in self.registry.by_id:  # synced by another process
                     await self.reload_if_changed()
                 await self._call(item)
+            elif item.kind == ai_steps.KIND:
+                await self._infer(item)
             else:
                 await self.write(lambda tx: timers.handle(tx, item))
 
@@ -233,6 +236,14 @@ class Platform:
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
+
+    async def _infer(self, item: q.Claimed) -> None:
+        """step.ai.infer: Weir makes the request itself, then the runtime saves the result."""
+        opts = item.payload.get("opts")
+        result = await ai.infer(self.client, opts, self.settings.allowed_ai_hosts)
+        fn = self.registry.by_id.get(item.function_id or "")
+        with contextlib.suppress(q.LeaseLost):
+            await self.write(lambda tx: ai_steps.apply_result(tx, item, fn, result))
 
     async def send_events(self, body: bytes) -> list[str]:
         now = self.clock.now_ms()

@@ -14,6 +14,7 @@ STEP_PLANNED = "StepPlanned"
 SLEEP = "Sleep"
 WAIT_FOR_EVENT = "WaitForEvent"
 INVOKE = "InvokeFunction"
+AI_GATEWAY = "AIGateway"
 
 
 def hash_step_id(user_id: str, index: int | None) -> str:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, NoReturn, TypeVar, overload
 
 from . import _logs
+from ._ai import AI, AISync
 from ._awaited import StepCall
 from ._durations import Duration
 from ._errors import NonRetriableError, RetryAfterError, StepError
@@ -49,6 +50,7 @@ class Step:
     def __init__(self, state: RunState, send: AsyncSend) -> None:
         self._state = state
         self._send = send
+        self.ai = AI(state)  # ctx.step.ai.infer: a model call the server makes
 
     # Each method returns the awaitable of its step, tracked so that a call left without
     # `await` fails the request naming the step (see _awaited.py) instead of being skipped.
@@ -151,6 +153,7 @@ class StepSync:
     def __init__(self, state: RunState, send: SyncSend) -> None:
         self._state = state
         self._send = send
+        self.ai = AISync(state)
 
     def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> T:
         op, memo = self._state.begin_run(step_id)

@@ -11,6 +11,7 @@ from typing import Any
 
 from weir.expressions import check_expression
 from weir.platform import jsonvalues
+from weir.platform.executor.ai_opts import AIOptsError, parse_ai_opts
 from weir.platform.functions.durations import parse_duration_ms
 
 MAX_ID = 64  # the store's step-id column
@@ -133,4 +134,11 @@ def wake_time(text: str) -> int | None:
     return ms if ms <= LAST_WAKE_MS else None
 
 
-_CHECKS = {"Sleep": _sleep, "WaitForEvent": _wait, "InvokeFunction": _invoke}
+def _ai(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
+    try:
+        parse_ai_opts(item.get("opts"), where)
+    except AIOptsError as exc:
+        raise OpError(str(exc)) from None
+
+
+_CHECKS = {"Sleep": _sleep, "WaitForEvent": _wait, "InvokeFunction": _invoke, "AIGateway": _ai}

@@ -18,6 +18,7 @@ KNOWN_OPS = frozenset(
         "Sleep",
         "WaitForEvent",
         "InvokeFunction",
+        "AIGateway",
         "Step",
     }
 )

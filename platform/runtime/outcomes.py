@@ -19,7 +19,7 @@ from weir.platform.gates import retry
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
 from weir.platform.registry import INVOKED, Function
-from weir.platform.runtime import events, invoke, waits
+from weir.platform.runtime import ai_steps, events, invoke, waits
 from weir.platform.runtime.runs import (
     enqueue_call,
     enqueue_timer,
@@ -36,7 +36,7 @@ from weir.platform.store import records
 
 MAX_STEPS = 1000
 WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000
-OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction")
+OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction", "AIGateway")
 
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
@@ -317,4 +317,5 @@ _HANDLERS = {
     "Sleep": _sleep,
     "WaitForEvent": _wait,
     "InvokeFunction": _invoke,
+    "AIGateway": ai_steps.open_call,
 }

@@ -143,6 +143,10 @@ BAD_OPS: dict[str, dict[str, Any]] = {
         "InvokeFunction", "i", "call", function_id="evil-good", payload={"data": "x"}
     ),
     "invoke_bad_timeout": op("InvokeFunction", "i", "call", function_id="evil-good", timeout=5),
+    "ai_no_url": op("AIGateway", "a", "ask", body={"model": "m"}, format="openai-chat"),
+    "ai_bad_url": op("AIGateway", "a", "ask", url="ftp://llm/v1", body={}, format="anthropic"),
+    "ai_list_body": op("AIGateway", "a", "ask", url="http://llm/v1", body=[1], format="gemini"),
+    "ai_number_header": op("AIGateway", "a", "ask", url="http://llm/", body={}, headers={"x": 1}),
     "long_step_id": step_run("x" * 65, 1),
     "nul_step_name": step_run("n", 1) | {"displayName": "a\x00b"},
 }

@@ -111,6 +111,10 @@ BAD_OP_ERRORS = {
     "invoke_list_payload": "'opts.payload' must be an object",
     "invoke_text_data": "'opts.payload.data' must be an object",
     "invoke_bad_timeout": "'opts.timeout': a duration must be a string",
+    "ai_no_url": "'opts.url' must be the http(s) URL to POST to",
+    "ai_bad_url": "'opts.url' 'ftp://llm/v1' must be an http(s) URL with a host",
+    "ai_list_body": "'opts.body' must be a JSON object",
+    "ai_number_header": "'opts.headers' must be an object of string header values",
     "long_step_id": "must be at most 64 printable characters",
     "nul_step_name": "'displayName' holds a NUL character",
 }

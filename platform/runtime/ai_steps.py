@@ -1,0 +1,84 @@
+"""step.ai.infer (the `AIGateway` op): a step Weir carries out itself, docs/protocol.md §8.1.
+
+The op opens the step (a timeline span, the run waits for it like for a sleep) and queues an
+`ai` item. The service makes the HTTP request outside any transaction and hands the result
+here: success saves `{"data": <response JSON>}` and calls the function again; a failed
+request is retried with the function's retries and backoff, and when none remain (or when
+retrying cannot help) `{"error": ...}` is saved, which the SDK raises in the function.
+"""
+
+from typing import Any
+
+from weir.platform.executor.ai import AIResult
+from weir.platform.executor.ai_opts import shown_url
+from weir.platform.executor.request import attempts_allowed
+from weir.platform.executor.response import Op
+from weir.platform.gates import retry
+from weir.platform.observability import notes
+from weir.platform.observability.errors import error_fields
+from weir.platform.registry import Function
+from weir.platform.runtime.runs import enqueue_timer, resolve_step
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+from weir.platform.store import records
+
+KIND = "ai"  # the queue item kind
+SPAN = "ai"  # the timeline entry kind
+
+
+def open_call(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+    """Queue the request once per step (a replayed op finds it queued or done)."""
+    payload = {"step_id": op.id, "name": op.display_name, "opts": op.opts}
+    dedupe = f"ai:{run.id}:{op.id}"
+    if enqueue_timer(tx, KIND, tx.now, payload, run_id=run.id, function_id=fn.id, dedupe=dedupe):
+        url = shown_url(str(op.opts.get("url", "")))
+        records.add_history(
+            tx.conn,
+            run.id,
+            SPAN,
+            "RUNNING",
+            tx.now,
+            None,
+            step_id=op.id,
+            name=op.display_name,
+            detail={"url": url, "format": op.opts.get("format")},
+        )
+
+
+def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult) -> None:
+    run_id = item.run_id or ""
+    step_id = str(item.payload["step_id"])
+    name = str(item.payload.get("name", ""))
+    run = records.get_run(tx.conn, run_id)
+    if run is None or run.status in records.ENDED:
+        q.finish(tx.conn, item, tx.now)
+        return
+    if result.error is None:
+        q.finish(tx.conn, item, tx.now)
+        records.close_history(tx.conn, run_id, SPAN, step_id, "COMPLETED", tx.now)
+        resolve_step(tx, run_id, step_id, {"data": result.data}, op="AIGateway", name=name)
+        return
+    allowed = attempts_allowed(fn) if fn is not None else 1
+    if result.retry and item.attempt + 1 < allowed:
+        at = _next_attempt(tx, item.attempt)
+        q.retry(tx.conn, item, at, tx.now)
+        tx.notes.append(
+            notes.Note(
+                notes.RETRY_SCHEDULED,
+                run_id=run_id,
+                function_id=item.function_id,
+                step_id=step_id,
+                fields={"attempt": item.attempt + 1, "at": at, **error_fields(result.error)},
+            )
+        )
+        return
+    q.finish(tx.conn, item, tx.now)
+    records.close_history(tx.conn, run_id, SPAN, step_id, "FAILED", tx.now)
+    memo = {"error": {"name": result.error["name"], "message": result.error["message"]}}
+    resolve_step(tx, run_id, step_id, memo, op="AIGateway", name=name)
+
+
+def _next_attempt(tx: Tx, attempt: int) -> int:
+    if tx.retry_delay_ms is None:
+        return retry.next_attempt_at(attempt, tx.now, tx.rng)
+    return tx.now + tx.retry_delay_ms
