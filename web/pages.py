@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
+from weir.platform.vocabulary import ENDED, RunStatus
 from weir.web import data, timeline, views
 from weir.web.errors import NotFound
 from weir.web.render import page
@@ -59,9 +60,9 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
     trigger = views.trigger_of(run, {e.id: e.name for e in view.events})
     return {
         "run": views.run_row(weir, run, trigger, now),
-        "ended": run.status in views.ENDED,
+        "ended": run.status in ENDED,
         "output": views.pretty(run.output),
-        "failed": run.status in ("FAILED", "CANCELLED"),
+        "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
         "bars": timeline.waterfall(run, view.history, names, now),
         "reasons": timeline.waiting_reasons(run, view.history, now),
         "steps": [_step(s) for s in view.steps],

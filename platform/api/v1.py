@@ -9,15 +9,16 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import records
+from weir.platform.vocabulary import RunStatus
 
 router = APIRouter(prefix="/v1")
 V1_STATUS = {
-    "QUEUED": "Queued",
-    "RUNNING": "Running",
-    "COMPLETED": "Completed",
-    "FAILED": "Failed",
-    "CANCELLED": "Cancelled",
-    "SKIPPED": "Skipped",
+    RunStatus.QUEUED: "Queued",
+    RunStatus.RUNNING: "Running",
+    RunStatus.COMPLETED: "Completed",
+    RunStatus.FAILED: "Failed",
+    RunStatus.CANCELLED: "Cancelled",
+    RunStatus.SKIPPED: "Skipped",
 }
 
 

@@ -12,7 +12,7 @@ from weir.expressions import BudgetExceeded, key_hash
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
-from weir.platform.registry import INVOKED, Function
+from weir.platform.registry import Function
 from weir.platform.runtime import flow
 from weir.platform.runtime.flow import support as flow_support
 from weir.platform.runtime.flow.candidate import Candidate
@@ -27,10 +27,11 @@ from weir.platform.runtime.keys import (
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.vocabulary import EventOutcome, SystemEvent
 
 
 def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
-    if payload["name"] == INVOKED:
+    if payload["name"] == SystemEvent.FUNCTION_INVOKED:
         _admit_invoke(tx, event_id, payload, received_at)
         return
     for fn, triggers in tx.registry.triggered_by(payload["name"]):
@@ -38,7 +39,9 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
             matched = any(condition(t.expression, {"event": payload}) for t in triggers)
         except BudgetExceeded as over:
             detail = f"trigger if: {over}"
-            records.record_outcome(tx.conn, event_id, fn.id, OVER_BUDGET, None, detail, tx.now)
+            records.record_outcome(
+                tx.conn, event_id, fn.id, EventOutcome.EXPRESSION_OVER_BUDGET, None, detail, tx.now
+            )
             continue
         if matched:
             admit(tx, Candidate(fn, [event_id], [payload], received_at))
@@ -55,8 +58,13 @@ def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: i
         fail_invoke(tx, payload, f"the invoked function {fn.slug!r} started no run: {refusal}")
 
 
-OVER_BUDGET = "expression_over_budget"
-SKIPS = ("rate_limited", "idempotent", "singleton_skipped", "duplicate_event_id", OVER_BUDGET)
+SKIPS = (
+    EventOutcome.RATE_LIMITED,
+    EventOutcome.IDEMPOTENT,
+    EventOutcome.SINGLETON_SKIPPED,
+    EventOutcome.DUPLICATE_EVENT_ID,
+    EventOutcome.EXPRESSION_OVER_BUDGET,
+)
 
 
 def _refusal(tx: Tx, event_id: str) -> str | None:
@@ -75,7 +83,7 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
     with evaluated_once():
         over = prepare(_expressions(cand), {"event": cand.event})
         if over is not None:
-            flow_support.record_all(tx, cand, OVER_BUDGET, None, str(over))
+            flow_support.record_all(tx, cand, EventOutcome.EXPRESSION_OVER_BUDGET, None, str(over))
             return None
         for gate in flow.PRE_RUN_GATES:
             if not gate(tx, cand):

@@ -24,7 +24,6 @@ from weir.platform.store.schema import (
 )
 
 RUN_KEY_MAX = 128  # run_keys.key's width
-ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
 
 _INSERT_EVENT = insert(events)
 _EVENT_PAYLOADS = select(events.c.id, events.c.payload).where(
