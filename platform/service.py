@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
+from weir.platform.app_sync_client import request_sync, retry_delays
 from weir.platform.clock import Clock, SystemClock
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
@@ -25,7 +26,7 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import cron, events, finish_hooks, outcomes, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
-from weir.platform.runtime.sync import apply_sync
+from weir.platform.runtime.sync_apply import apply_sync
 from weir.platform.runtime.tx import Tx
 from weir.platform.scheduler import Scheduler
 from weir.platform.settings import Settings
@@ -35,7 +36,6 @@ from weir.platform.store.database import Database, is_sqlite, make_engine
 from weir.platform.store.dialect import CATALOG, WAKE
 from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
-from weir.platform.sync_client import request_sync, retry_delays
 from weir.platform.vocabulary import QueueKind, RunStatus
 
 T = TypeVar("T")

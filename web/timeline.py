@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
-from weir.web.views import clock, span
+from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
 

@@ -14,7 +14,7 @@ from weir.platform.gates import priority
 from weir.platform.ids import new_id
 from weir.platform.registry import Function
 from weir.platform.runtime import flow
-from weir.platform.runtime.flow import support as flow_support
+from weir.platform.runtime.flow import gate_io
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
@@ -83,7 +83,7 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
     with evaluated_once():
         over = prepare(_expressions(cand), {"event": cand.event})
         if over is not None:
-            flow_support.record_all(tx, cand, EventOutcome.EXPRESSION_OVER_BUDGET, None, str(over))
+            gate_io.record_all(tx, cand, EventOutcome.EXPRESSION_OVER_BUDGET, None, str(over))
             return None
         for gate in flow.PRE_RUN_GATES:
             if not gate(tx, cand):
@@ -99,16 +99,14 @@ def _expressions(cand: Candidate) -> list[str]:
     """The expressions of the gates this candidate still passes, and of its run's keys."""
     cfg: FunctionConfig = cand.fn.config
     gated: list[tuple[str, Any, list[str | None]]] = [
-        (flow_support.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
-        (flow_support.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
-        (flow_support.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
-        (flow_support.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
-        (flow_support.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
-        (flow_support.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
+        (gate_io.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
+        (gate_io.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
+        (gate_io.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
+        (gate_io.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
+        (gate_io.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
+        (gate_io.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
     ]
-    found = [
-        e for g, option, exprs in gated if flow_support.applies(cand, g, option) for e in exprs
-    ]
+    found = [e for g, option, exprs in gated if gate_io.applies(cand, g, option) for e in exprs]
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
     return [e for e in found if e is not None]
 

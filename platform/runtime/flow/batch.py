@@ -8,7 +8,7 @@ from weir.platform.gates import batching
 from weir.platform.gates.decisions import clock_text, from_json, key_text, to_json
 from weir.platform.ids import new_id
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import BATCH, applies, gate_key, load_row, record_all
+from weir.platform.runtime.flow.gate_io import BATCH, applies, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx

@@ -10,7 +10,7 @@ from weir.platform.functions import Debounce
 from weir.platform.gates import debounce
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import (
+from weir.platform.runtime.flow.gate_io import (
     BATCH,
     DEBOUNCE,
     RATE_LIMIT,

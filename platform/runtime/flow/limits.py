@@ -6,7 +6,7 @@ from weir.platform.functions import RateLimit, Throttle
 from weir.platform.gates import idempotency, rate_limit, throttle
 from weir.platform.gates.decisions import to_json
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import (
+from weir.platform.runtime.flow.gate_io import (
     IDEMPOTENCY,
     RATE_LIMIT,
     THROTTLE,

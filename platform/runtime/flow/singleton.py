@@ -12,7 +12,7 @@ from typing import Any
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import SINGLETON, gate_key, load_row, record_all
+from weir.platform.runtime.flow.gate_io import SINGLETON, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
