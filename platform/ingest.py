@@ -7,13 +7,13 @@ from typing import Any
 
 import orjson
 from weir.platform import jsonvalues
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 
 MAX_EVENTS = 5000
 MAX_EVENT_BYTES = 3 * 1024 * 1024
 MAX_NAME = 512
 TS_MIN = 315_532_800_000  # 1980-01-01T00:00:00Z
 TS_MAX = 4_102_444_800_000  # 2100-01-01T00:00:00Z
-RESERVED_PREFIX = "inngest/"
 
 
 class EventError(ValueError):
@@ -97,7 +97,7 @@ def _name(name: Any, where: str, internal: bool) -> str:
             f"{where}: 'name' is {len(name)} characters; at most {MAX_NAME} are allowed"
         )
     _no_controls(name, where, "name")
-    if not internal and name.lower().startswith(RESERVED_PREFIX):
+    if not internal and name.lower().startswith(SYSTEM_EVENT_PREFIX):
         raise EventError(
             f"{where}: the name {name!r} is reserved; names starting with 'inngest/' are Weir's own"
         )

@@ -11,8 +11,6 @@ from typing import Any
 
 from weir.platform.functions import CronTrigger, EventTrigger, FunctionConfig, trigger_patterns
 
-INVOKED = "inngest/function.invoked"
-
 
 @dataclass(frozen=True)
 class Function:

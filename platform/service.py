@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
+from weir.platform.app_sync_client import request_sync, retry_delays
 from weir.platform.clock import Clock, SystemClock
 from weir.platform.executor import ai
 from weir.platform.executor.driver import Driver
@@ -26,7 +27,7 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import ai_steps, cron, events, finish_hooks, outcomes, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
-from weir.platform.runtime.sync import apply_sync
+from weir.platform.runtime.sync_apply import apply_sync
 from weir.platform.runtime.tx import Tx
 from weir.platform.scheduler import Scheduler
 from weir.platform.settings import Settings
@@ -36,7 +37,7 @@ from weir.platform.store.database import Database, is_sqlite, make_engine
 from weir.platform.store.dialect import CATALOG, WAKE
 from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
-from weir.platform.sync_client import request_sync, retry_delays
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a thread hand-off
@@ -108,12 +109,14 @@ class Platform:
         """Calls in flight of a run just cancelled end now (cancelled in this process;
         `_poll_cancels` finds those other processes cancel)."""
         for note in done:
-            if note.what == RUN_FINISHED and note.fields.get("status") == "CANCELLED":
+            if note.what == RUN_FINISHED and note.fields.get("status") == RunStatus.CANCELLED:
                 self.driver.abort(note.run_id or "")
 
     def _app_of(self, item: q.Claimed) -> str | None:
         """The app a queue item calls (None for timers): the unit of the per-app call cap."""
-        fn = self.registry.by_id.get(item.function_id or "") if item.kind == "exec" else None
+        fn = (
+            self.registry.by_id.get(item.function_id or "") if item.kind == QueueKind.EXEC else None
+        )
         return fn.app_id if fn is not None else None
 
     def function_slug(self, function_id: str) -> str:
@@ -217,7 +220,7 @@ class Platform:
     # -- work ------------------------------------------------------------------------------
     async def handle_item(self, item: q.Claimed) -> None:
         with logs.bind(run_id=item.run_id, function_id=item.function_id, step_id=item.step_id):
-            if item.kind == "exec":
+            if item.kind == QueueKind.EXEC:
                 if item.function_id not in self.registry.by_id:  # synced by another process
                     await self.reload_if_changed()
                 await self._call(item)

@@ -7,7 +7,8 @@ from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
-from weir.web import data, timeline, views
+from weir.platform.vocabulary import ENDED
+from weir.web import data, timeline
 
 router = APIRouter(prefix="/ui/api", include_in_schema=False)
 
@@ -34,7 +35,7 @@ async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
     return {
         "id": run_id,
         "status": view.run.status,
-        "ended": view.run.status in views.ENDED,
+        "ended": view.run.status in ENDED,
         # the run page reloads when this differs from the `progress` it was rendered with
         "progress": f"{view.run.status}/{len(view.history)}/{len(view.steps)}",
         "reasons": timeline.waiting_reasons(view.run, view.history, now),

@@ -1,4 +1,4 @@
-"""Loading what each page shows: one read transaction per page, shaped by `views`."""
+"""Loading what each page shows: one read transaction per page, shaped by `display`."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -7,7 +7,7 @@ from sqlalchemy import Connection
 from weir.platform.functions.describe import describe_function
 from weir.platform.service import Platform
 from weir.platform.store import catalog, queries
-from weir.web import views
+from weir.web import display
 
 
 @dataclass(frozen=True)
@@ -24,33 +24,33 @@ async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[s
 
     def load(conn: Connection) -> tuple[list[Any], dict[str, str]]:
         rows = queries.list_runs(conn, page)
-        events = queries.events_by_ids(conn, views.first_event_ids(rows))
+        events = queries.events_by_ids(conn, display.first_event_ids(rows))
         return rows, {e.id: e.name for e in events}
 
     rows, names = await weir.read(load)
     last = rows[-1] if len(rows) == page.limit else None
     return {
-        "runs": [views.run_row(weir, r, views.trigger_of(r, names), now) for r in rows],
-        "next": views.cursor(last.created_at, last.id) if last is not None else None,
+        "runs": [display.run_row(weir, r, display.trigger_of(r, names), now) for r in rows],
+        "next": display.cursor(last.created_at, last.id) if last is not None else None,
         "now": now,
     }
 
 
 def _run_page(weir: Platform, wanted: RunFilter, now: int, limit: int) -> queries.RunPage:
     fn = weir.registry.by_slug.get(wanted.function) if wanted.function else None
-    window = views.RANGES.get(wanted.range)
+    window = display.RANGES.get(wanted.range)
     return queries.RunPage(
         limit=limit,
         # an unknown slug must match nothing, not everything
         function_id=fn.id if fn else (wanted.function or None),
-        statuses=(wanted.status,) if wanted.status in views.STATUSES else (),
+        statuses=(wanted.status,) if wanted.status in display.STATUSES else (),
         since_ms=now - window if window else None,
-        before=views.parse_cursor(wanted.before),
+        before=display.parse_cursor(wanted.before),
     )
 
 
 async def event_list(weir: Platform, name: str, before: str, limit: int = 30) -> dict[str, Any]:
-    page = queries.EventPage(limit=limit, name=name or None, before=views.parse_cursor(before))
+    page = queries.EventPage(limit=limit, name=name or None, before=display.parse_cursor(before))
 
     def load(conn: Connection) -> tuple[list[Any], dict[str, list[Any]], dict[str, list[Any]]]:
         rows = queries.list_events(conn, page)
@@ -60,8 +60,8 @@ async def event_list(weir: Platform, name: str, before: str, limit: int = 30) ->
     rows, runs, outcomes = await weir.read(load)
     last = rows[-1] if len(rows) == page.limit else None
     return {
-        "events": [views.event_row(weir, e, runs[e.id], outcomes[e.id]) for e in rows],
-        "next": views.cursor(last.received_at, last.id) if last is not None else None,
+        "events": [display.event_row(weir, e, runs[e.id], outcomes[e.id]) for e in rows],
+        "next": display.cursor(last.received_at, last.id) if last is not None else None,
     }
 
 
@@ -77,7 +77,7 @@ async def one_event(weir: Platform, event_id: str) -> dict[str, Any] | None:
     if loaded is None:
         return None
     row, runs, outcomes = loaded
-    return views.event_row(weir, row, runs[event_id], outcomes[event_id])
+    return display.event_row(weir, row, runs[event_id], outcomes[event_id])
 
 
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
@@ -120,7 +120,7 @@ async def app_cards(weir: Platform) -> list[dict[str, Any]]:
             "url": a.url,
             "sdk": a.sdk,
             "framework": a.framework or "",
-            "synced_at": views.clock(a.synced_at),
+            "synced_at": display.clock(a.synced_at),
             "error": weir.sync_errors.get(a.url) or a.error,
             "functions": counts.get(a.id, 0),
         }

@@ -8,7 +8,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
-from weir.web import data, timeline, views
+from weir.platform.vocabulary import ENDED, RunStatus
+from weir.web import data, display, timeline
 from weir.web.errors import NotFound
 from weir.web.render import page
 
@@ -38,8 +39,8 @@ async def runs_page(
         listing=listing,
         wanted=wanted,
         functions=fns,
-        statuses=views.STATUSES,
-        ranges=views.RANGE_LABELS,
+        statuses=display.STATUSES,
+        ranges=display.RANGE_LABELS,
         live=not before,
     )
 
@@ -56,12 +57,12 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
     now = weir.clock.now_ms()
     run = view.run
     names = {s.step_id: s.name for s in view.steps}
-    trigger = views.trigger_of(run, {e.id: e.name for e in view.events})
+    trigger = display.trigger_of(run, {e.id: e.name for e in view.events})
     return {
-        "run": views.run_row(weir, run, trigger, now),
-        "ended": run.status in views.ENDED,
-        "output": views.pretty(run.output),
-        "failed": run.status in ("FAILED", "CANCELLED"),
+        "run": display.run_row(weir, run, trigger, now),
+        "ended": run.status in ENDED,
+        "output": display.pretty(run.output),
+        "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
         "bars": timeline.waterfall(run, view.history, names, now),
         "reasons": timeline.waiting_reasons(run, view.history, now),
         "steps": [_step(s) for s in view.steps],
@@ -70,8 +71,8 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
             {
                 "id": e.id,
                 "name": e.name,
-                "at": views.clock(e.received_at),
-                "payload": views.pretty(e.payload),
+                "at": display.clock(e.received_at),
+                "payload": display.pretty(e.payload),
             }
             for e in view.events
         ],
@@ -89,7 +90,7 @@ def _step(step: Any) -> dict[str, Any]:
         "id": step.step_id,
         "name": step.name or step.step_id,
         "op": step.op,
-        "at": views.clock(step.at),
+        "at": display.clock(step.at),
         "error": json.dumps(error, indent=2) if error is not None else None,
         "output": json.dumps(value, indent=2, ensure_ascii=False),
     }

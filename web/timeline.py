@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from weir.web.views import clock, span
+from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
+from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
 
@@ -55,7 +56,7 @@ def _end(row: Any, now: int) -> int:
 def _queued(run: Any, place: _Placer, now: int) -> Bar:
     began = run.started_at if run.started_at is not None else (run.ended_at or now)
     left, width = place(run.created_at, began)
-    status = "COMPLETED" if run.started_at is not None else run.status
+    status = StepStatus.COMPLETED if run.started_at is not None else run.status
     return Bar(
         "Queued", "queued", status, clock(run.created_at), span(began - run.created_at), left, width
     )
@@ -66,21 +67,25 @@ def _bar(row: Any, names: dict[str, str], place: _Placer, now: int) -> Bar:
     left, width = place(row.started_at, end)
     detail = json.loads(row.detail)
     label, note = _describe(row, detail, names)
-    status = row.status if row.ended_at is not None or row.kind == "call" else "WAITING"
+    status = (
+        row.status
+        if row.ended_at is not None or row.kind == HistoryKind.CALL
+        else StepStatus.WAITING
+    )
     took = span(end - row.started_at) + ("" if row.ended_at is not None else " so far")
     return Bar(label, row.kind, status, clock(row.started_at), took, left, width, note)
 
 
 def _describe(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tuple[str, str]:
     name = row.name or names.get(row.step_id or "", "") or (row.step_id or "")
-    if row.kind == "call":
+    if row.kind == HistoryKind.CALL:
         return _call_label(row, detail, names)
-    if row.kind == "sleep":
+    if row.kind == HistoryKind.SLEEP:
         return f"Sleep · {name}", f"until {clock(detail.get('until'))}"
-    if row.kind == "wait":
+    if row.kind == HistoryKind.WAIT:
         until = clock(detail.get("until"))
         return f"Wait for event {detail.get('event', '')} · {name}", f"until {until}"
-    if row.kind == "invoke":
+    if row.kind == HistoryKind.INVOKE:
         return f"Invoke {detail.get('function', '')} · {name}", ""
     return f"{row.kind} · {name}", ""
 
@@ -100,15 +105,17 @@ def _call_label(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tupl
 
 def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None:
     """The pause between a failed attempt and the next one (or the one still to come)."""
-    if row.kind != "call" or row.status != "FAILED" or row.ended_at is None:
+    if row.kind != HistoryKind.CALL or row.status != StepStatus.FAILED or row.ended_at is None:
         return None
-    nxt = next((r for r in later if r.kind == "call" and r.step_id == row.step_id), None)
+    nxt = next((r for r in later if r.kind == HistoryKind.CALL and r.step_id == row.step_id), None)
     if nxt is not None and nxt.attempt == row.attempt + 1:
-        return _backoff_bar(row.ended_at, nxt.started_at, row.attempt + 2, place, "COMPLETED")
+        return _backoff_bar(
+            row.ended_at, nxt.started_at, row.attempt + 2, place, StepStatus.COMPLETED
+        )
     waiting = json.loads(run.waiting) if run.waiting else {}
     if nxt is None and waiting.get("gate") == "retry" and waiting.get("until_ms"):
         return _backoff_bar(
-            row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, "WAITING"
+            row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, StepStatus.WAITING
         )
     return None
 
@@ -121,26 +128,30 @@ def _backoff_bar(start: int, end: int, attempt: int, place: _Placer, status: str
 
 def waiting_reasons(run: Any, rows: list[Any], now: int) -> list[str]:
     """Why the run is not moving, most specific first; empty for a moving or ended run."""
-    if run.status in ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED"):
+    if run.status in ENDED:
         return []
     reasons: list[str] = []
     waiting = json.loads(run.waiting) if run.waiting else None
     if isinstance(waiting, dict) and waiting.get("words"):
         reasons.append(str(waiting["words"]) + _left(waiting.get("until_ms"), now))
     for row in rows:
-        if row.ended_at is None and row.kind in ("sleep", "wait", "invoke"):
+        if row.ended_at is None and row.kind in (
+            HistoryKind.SLEEP,
+            HistoryKind.WAIT,
+            HistoryKind.INVOKE,
+        ):
             reasons.append(_open_words(row, json.loads(row.detail), now))
-    if not reasons and run.status == "QUEUED":
+    if not reasons and run.status == RunStatus.QUEUED:
         reasons.append("queued: waiting for a worker to pick it up")
     return reasons
 
 
 def _open_words(row: Any, detail: dict[str, Any], now: int) -> str:
     name = row.name or row.step_id
-    if row.kind == "sleep":
+    if row.kind == HistoryKind.SLEEP:
         until = detail.get("until")
         return f"sleeping until {clock(until)} (step {name}){_left(until, now)}"
-    if row.kind == "wait":
+    if row.kind == HistoryKind.WAIT:
         event, until = detail.get("event", ""), detail.get("until")
         condition = f" where {detail['if']}" if detail.get("if") else ""
         text = f"waiting for event {event}{condition} until {clock(until)} (step {name})"

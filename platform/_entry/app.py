@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from weir.platform import banner, cli
-from weir.platform.api import auth, events, gql, health, register, state, v1
+from weir.platform.api import auth, events, gql, health, register, run_state, v1
 from weir.platform.api.budget import BodyBudget
 from weir.platform.api.guard import RequestGuard
 from weir.platform.api.headers import SecurityHeaders
@@ -31,7 +31,14 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
             await weir.stop()
 
     app = FastAPI(title="Weir", lifespan=lifespan)
-    routers = (health.router, events.router, register.router, v1.router, state.router, gql.router)
+    routers = (
+        health.router,
+        events.router,
+        register.router,
+        v1.router,
+        run_state.router,
+        gql.router,
+    )
     for router in routers:
         app.include_router(router)
     app.include_router(metrics_router)

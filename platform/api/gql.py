@@ -30,6 +30,7 @@ from weir.platform.functions.describe import describe_trigger
 from weir.platform.registry import Function
 from weir.platform.service import Platform
 from weir.platform.store import queries
+from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
 
 router = APIRouter(prefix="/v0")
 MAX_QUERY_BYTES = 1024 * 1024
@@ -44,7 +45,11 @@ STEP_OPS = {
     "WaitForEvent": "WAIT_FOR_EVENT",
     "InvokeFunction": "INVOKE",
 }
-OPEN_KINDS = {"sleep": "SLEEP", "wait": "WAIT_FOR_EVENT", "invoke": "INVOKE"}
+OPEN_KINDS = {
+    HistoryKind.SLEEP: "SLEEP",
+    HistoryKind.WAIT: "WAIT_FOR_EVENT",
+    HistoryKind.INVOKE: "INVOKE",
+}
 WRAPPED = ("StepRun", "StepFailed", "InvokeFunction")  # memos shaped {"data"} or {"error"}
 
 
@@ -133,7 +138,7 @@ async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
     row, run_rows = await weir.read(load)
     if row is None:
         return None
-    ended = [r for r in run_rows if r.status in ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")]
+    ended = [r for r in run_rows if r.status in ENDED]
     return {
         "id": row.id,
         "name": row.name,
@@ -211,7 +216,7 @@ async def resolve_functions(_: Any, info: Info) -> Any:
 def run_output(run: Any) -> dict[str, Any]:
     if run.output is None:
         return {"data": None, "error": None}
-    if run.status == "COMPLETED":
+    if run.status == RunStatus.COMPLETED:
         return {"data": run.output, "error": None}
     return {"data": None, "error": error_json(json.loads(run.output))}
 
@@ -275,7 +280,7 @@ def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]
     return _span(
         span_id=step.step_id,
         name=step.name or step.step_id,
-        status="FAILED" if failed else "COMPLETED",
+        status=StepStatus.FAILED if failed else StepStatus.COMPLETED,
         times=(started, started, step.at),
         output=output_id(view.run.id, step.step_id),
         children=[],
@@ -291,7 +296,7 @@ def _open_span(run_id: str, row: Any) -> dict[str, Any]:
     return _span(
         span_id=row.step_id or str(row.id),
         name=row.name or row.step_id or row.kind,
-        status="WAITING",
+        status=StepStatus.WAITING,
         times=(row.started_at, row.started_at, None),
         output=None,
         children=[],
@@ -335,7 +340,7 @@ def _first_start(rows: list[Any], step_id: str) -> int | None:
 
 def attempts(rows: list[Any], step_id: str) -> int:
     """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
-    tries = [r.attempt for r in rows if r.kind == "call" and _call_mentions(r, step_id)]
+    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and _call_mentions(r, step_id)]
     return max(tries) + 1 if tries else 1
 
 

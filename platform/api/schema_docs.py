@@ -11,6 +11,7 @@ WHY = {
     401: "start mode: credentials missing or wrong (the admin login, the signing key or the "
     "event key, by route)",
     404: "nothing has that id",
+    409: "the request cannot be carried out in the current state; `error` says why",
     413: "the request body is over the route's cap",
     415: "the body is not sent as JSON (`Content-Type: application/json`)",
 }

@@ -7,17 +7,19 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.platform.store import records
+from weir.platform.vocabulary import RunStatus
 
 router = APIRouter(prefix="/v1")
 V1_STATUS = {
-    "QUEUED": "Queued",
-    "RUNNING": "Running",
-    "COMPLETED": "Completed",
-    "FAILED": "Failed",
-    "CANCELLED": "Cancelled",
-    "SKIPPED": "Skipped",
+    RunStatus.QUEUED: "Queued",
+    RunStatus.RUNNING: "Running",
+    RunStatus.COMPLETED: "Completed",
+    RunStatus.FAILED: "Failed",
+    RunStatus.CANCELLED: "Cancelled",
+    RunStatus.SKIPPED: "Skipped",
 }
 
 
@@ -71,6 +73,20 @@ async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
         return _missing("run", run_id)
     cancelled = await weir.cancel(run_id)
     return _ok(weir, {"run_id": run_id, "cancelled": cancelled})
+
+
+@router.post("/runs/{run_id}/rerun", responses=docs.errors(401, 404, 409))
+async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    """Start a new run of the run's function from the same event(s), past the pre-run gates
+    (runtime/rerun.py); answers the new run's id."""
+    run = await weir.read(lambda c: records.get_run(c, run_id))
+    if run is None:
+        return _missing("run", run_id)
+    try:
+        new_run_id = await weir.rerun(run_id)
+    except RerunError as exc:  # the function or the events it needs are gone
+        return JSONResponse({"error": f"run {run_id!r} cannot be rerun: {exc}"}, 409)
+    return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id})
 
 
 def event_json(row: Any) -> dict[str, Any]:

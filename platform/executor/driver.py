@@ -32,6 +32,7 @@ from weir.platform.store import queue as q
 from weir.platform.store import records
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
+from weir.platform.vocabulary import ENDED, RunStatus
 
 log = logging.getLogger("weir.executor")
 
@@ -97,7 +98,7 @@ class Driver:
         run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
         state = await self._state(item.run_id or "")
-        if fn is None or state is None or state.run.status in records.ENDED:
+        if fn is None or state is None or state.run.status in ENDED:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
         started = self.clock.now_ms()
@@ -193,7 +194,7 @@ class Driver:
 
 
 def cancelled_among(conn: Connection, run_ids: list[str]) -> list[str]:
-    query = select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.status == "CANCELLED")
+    query = select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.status == RunStatus.CANCELLED)
     return [str(row.id) for row in conn.execute(query)]
 
 

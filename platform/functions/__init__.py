@@ -19,7 +19,7 @@ from weir.platform.functions.config import (
 )
 from weir.platform.functions.durations import parse_duration_ms
 from weir.platform.functions.matching import trigger_patterns
-from weir.platform.functions.sync import parse_sync
+from weir.platform.functions.sync_parse import parse_sync
 
 __all__ = [
     "AppSync",

@@ -11,6 +11,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from weir.platform.observability import notes as n
 from weir.platform.store.stats import StoreStats
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -40,7 +41,7 @@ class Metrics:
 
     def record(self, note: n.Note, function: str) -> None:
         if note.what == n.EVENT_ACCEPTED:
-            internal = str(note.fields.get("name", "")).startswith("inngest/")
+            internal = str(note.fields.get("name", "")).startswith(SYSTEM_EVENT_PREFIX)
             self.events.labels("internal" if internal else "sent").inc()
         elif note.what == n.RUN_STARTED:
             self.started.labels(function).inc()

@@ -6,6 +6,7 @@ from typing import Any
 
 from weir.platform.observability import notes as n
 from weir.platform.observability.metrics import Metrics
+from weir.platform.vocabulary import RunStatus
 
 log = logging.getLogger("weir.runs")
 QUIET = logging.DEBUG
@@ -26,7 +27,8 @@ def describe(note: n.Note) -> tuple[int, str]:
     """The level and words of a note's log line."""
     if note.what == n.RUN_FINISHED:
         status = str(note.fields.get("status", ""))
-        return (logging.WARNING if status == "FAILED" else logging.INFO), f"run {status.lower()}"
+        level = logging.WARNING if status == RunStatus.FAILED else logging.INFO
+        return level, f"run {status.lower()}"
     if note.what == n.STEP_SAVED:
         failed = note.fields.get("op") == "StepFailed"
         return (logging.WARNING if failed else logging.INFO), (

@@ -12,9 +12,9 @@ from weir.expressions import BudgetExceeded, key_hash
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
-from weir.platform.registry import INVOKED, Function
+from weir.platform.registry import Function
 from weir.platform.runtime import flow
-from weir.platform.runtime.flow import support as flow_support
+from weir.platform.runtime.flow import gate_io
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
@@ -27,10 +27,11 @@ from weir.platform.runtime.keys import (
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.vocabulary import EventOutcome, SystemEvent
 
 
 def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
-    if payload["name"] == INVOKED:
+    if payload["name"] == SystemEvent.FUNCTION_INVOKED:
         _admit_invoke(tx, event_id, payload, received_at)
         return
     for fn, triggers in tx.registry.triggered_by(payload["name"]):
@@ -38,7 +39,9 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
             matched = any(condition(t.expression, {"event": payload}) for t in triggers)
         except BudgetExceeded as over:
             detail = f"trigger if: {over}"
-            records.record_outcome(tx.conn, event_id, fn.id, OVER_BUDGET, None, detail, tx.now)
+            records.record_outcome(
+                tx.conn, event_id, fn.id, EventOutcome.EXPRESSION_OVER_BUDGET, None, detail, tx.now
+            )
             continue
         if matched:
             admit(tx, Candidate(fn, [event_id], [payload], received_at))
@@ -55,8 +58,13 @@ def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: i
         fail_invoke(tx, payload, f"the invoked function {fn.slug!r} started no run: {refusal}")
 
 
-OVER_BUDGET = "expression_over_budget"
-SKIPS = ("rate_limited", "idempotent", "singleton_skipped", "duplicate_event_id", OVER_BUDGET)
+SKIPS = (
+    EventOutcome.RATE_LIMITED,
+    EventOutcome.IDEMPOTENT,
+    EventOutcome.SINGLETON_SKIPPED,
+    EventOutcome.DUPLICATE_EVENT_ID,
+    EventOutcome.EXPRESSION_OVER_BUDGET,
+)
 
 
 def _refusal(tx: Tx, event_id: str) -> str | None:
@@ -75,7 +83,7 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
     with evaluated_once():
         over = prepare(_expressions(cand), {"event": cand.event})
         if over is not None:
-            flow_support.record_all(tx, cand, OVER_BUDGET, None, str(over))
+            gate_io.record_all(tx, cand, EventOutcome.EXPRESSION_OVER_BUDGET, None, str(over))
             return None
         for gate in flow.PRE_RUN_GATES:
             if not gate(tx, cand):
@@ -91,16 +99,14 @@ def _expressions(cand: Candidate) -> list[str]:
     """The expressions of the gates this candidate still passes, and of its run's keys."""
     cfg: FunctionConfig = cand.fn.config
     gated: list[tuple[str, Any, list[str | None]]] = [
-        (flow_support.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
-        (flow_support.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
-        (flow_support.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
-        (flow_support.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
-        (flow_support.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
-        (flow_support.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
+        (gate_io.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
+        (gate_io.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
+        (gate_io.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
+        (gate_io.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
+        (gate_io.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
+        (gate_io.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
     ]
-    found = [
-        e for g, option, exprs in gated if flow_support.applies(cand, g, option) for e in exprs
-    ]
+    found = [e for g, option, exprs in gated if gate_io.applies(cand, g, option) for e in exprs]
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
     return [e for e in found if e is not None]
 

@@ -21,9 +21,10 @@ from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import ENDED, HistoryKind, QueueKind, StepStatus
 
-KIND = "ai"  # the queue item kind
-SPAN = "ai"  # the timeline entry kind
+KIND = QueueKind.AI
+SPAN = HistoryKind.AI
 
 
 def open_call(tx: Tx, fn: Function, run: Any, op: Op) -> None:
@@ -36,7 +37,7 @@ def open_call(tx: Tx, fn: Function, run: Any, op: Op) -> None:
             tx.conn,
             run.id,
             SPAN,
-            "RUNNING",
+            StepStatus.RUNNING,
             tx.now,
             None,
             step_id=op.id,
@@ -50,12 +51,12 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
     step_id = str(item.payload["step_id"])
     name = str(item.payload.get("name", ""))
     run = records.get_run(tx.conn, run_id)
-    if run is None or run.status in records.ENDED:
+    if run is None or run.status in ENDED:
         q.finish(tx.conn, item, tx.now)
         return
     if result.error is None:
         q.finish(tx.conn, item, tx.now)
-        records.close_history(tx.conn, run_id, SPAN, step_id, "COMPLETED", tx.now)
+        records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.COMPLETED, tx.now)
         resolve_step(tx, run_id, step_id, {"data": result.data}, op="AIGateway", name=name)
         return
     allowed = attempts_allowed(fn) if fn is not None else 1
@@ -73,7 +74,7 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
         )
         return
     q.finish(tx.conn, item, tx.now)
-    records.close_history(tx.conn, run_id, SPAN, step_id, "FAILED", tx.now)
+    records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.FAILED, tx.now)
     memo = {"error": {"name": result.error["name"], "message": result.error["message"]}}
     resolve_step(tx, run_id, step_id, memo, op="AIGateway", name=name)
 

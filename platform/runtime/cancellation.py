@@ -9,12 +9,13 @@ from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import cancel_run, first_event
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.vocabulary import WaitKind
 
 
 def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_at: int) -> None:
     records.insert_wait(
         tx.conn,
-        kind="cancel",
+        kind=WaitKind.CANCEL,
         run_id=run_id,
         step_id=None,
         event_name=event,

@@ -14,8 +14,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
-
-TIMER_EVENT = "inngest/scheduled.timer"
+from weir.platform.vocabulary import QueueKind, SystemEvent
 
 
 def next_fire_ms(trigger: CronTrigger, after_ms: int) -> int | None:
@@ -43,7 +42,7 @@ def schedule_next(tx: Tx, fn: Function, trigger: CronTrigger, after_ms: int) -> 
     }
     enqueue_timer(
         tx,
-        "cron",
+        QueueKind.CRON,
         at,
         payload,
         function_id=fn.id,
@@ -87,12 +86,17 @@ def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> Candidate:
     scheduled = _rfc3339(fire)
     data = {"cron": trigger.cron, "scheduledAt": scheduled, "fireAt": _rfc3339(tx.now)}
     incoming = IncomingEvent(
-        name=TIMER_EVENT, data=data, user_id=scheduled, ts=tx.now, user={}, v=None
+        name=SystemEvent.SCHEDULED_TIMER, data=data, user_id=scheduled, ts=tx.now, user={}, v=None
     )
     event_id = new_id(tx.now)
     payload = event_payload(incoming, event_id)
     records.insert_events(
-        tx.conn, [records.StoredEvent(event_id, TIMER_EVENT, scheduled, tx.now, tx.now, payload)]
+        tx.conn,
+        [
+            records.StoredEvent(
+                event_id, SystemEvent.SCHEDULED_TIMER, scheduled, tx.now, tx.now, payload
+            )
+        ],
     )
     return Candidate(fn, [event_id], [payload], tx.now, cron=trigger.cron)
 

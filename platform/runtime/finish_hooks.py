@@ -11,9 +11,10 @@ from typing import Any
 
 from weir.platform.runtime import events, flow
 from weir.platform.runtime.invoke import resolve_parent
-from weir.platform.runtime.runs import CANCELLED, FAILED, FINISHED, NO_FOLLOW_UP
+from weir.platform.runtime.runs import NO_FOLLOW_UP
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.vocabulary import RunStatus, SystemEvent
 
 
 def settle(tx: Tx) -> None:
@@ -32,13 +33,13 @@ def after_finish(
     http_status: int = 0,
 ) -> None:
     if run.correlation_id:
-        memo = {"data": output} if status == "COMPLETED" else {"error": error or {}}
+        memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
         resolve_parent(tx, run.correlation_id, memo)
     flow.after_finish(tx, run)
     trigger_events = records.load_event_payloads(tx.conn, json.loads(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
-    if status == "FAILED":
+    if status == RunStatus.FAILED:
         error = standard_error(error or {}, http_status)
     _emit_finished(tx, run, status, output, error, trigger_events)
 
@@ -77,11 +78,14 @@ def _emit_finished(
     }
     if run.correlation_id:
         data["correlation_id"] = run.correlation_id
-    if status == "COMPLETED":
+    if status == RunStatus.COMPLETED:
         data["result"] = output
     else:
         data["error"] = error
-    events.emit(tx, FINISHED, data)
-    follow = {"FAILED": FAILED, "CANCELLED": CANCELLED}.get(status)
+    events.emit(tx, SystemEvent.FUNCTION_FINISHED, data)
+    follow = {
+        RunStatus.FAILED: SystemEvent.FUNCTION_FAILED,
+        RunStatus.CANCELLED: SystemEvent.FUNCTION_CANCELLED,
+    }.get(RunStatus(status))
     if follow:
         events.emit(tx, follow, data, user_id=run.id)  # id = run id: one on_failure run per run

@@ -6,6 +6,7 @@ from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, SystemEvent, WaitKind
 
 DEFAULT_TIMEOUT_MS = 365 * 24 * 3600 * 1000
 TIMEOUT_ERROR = {
@@ -30,17 +31,17 @@ def start_invoke(
     expires = tx.now + (timeout_ms or DEFAULT_TIMEOUT_MS)
     records.insert_wait(
         tx.conn,
-        kind="invoke",
+        kind=WaitKind.INVOKE,
         run_id=run.id,
         step_id=step_id,
-        event_name="inngest/function.finished",
+        event_name=SystemEvent.FUNCTION_FINISHED,
         correlation_id=correlation,
         created_at=tx.now,
         expires_at=expires,
     )
     enqueue_timer(
         tx,
-        "invoke_timeout",
+        QueueKind.INVOKE_TIMEOUT,
         expires,
         {"step_id": step_id},
         run_id=run.id,
@@ -78,9 +79,9 @@ def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
     records.close_history(
         tx.conn,
         wait.run_id,
-        "invoke",
+        HistoryKind.INVOKE,
         wait.step_id,
-        "FAILED" if "error" in memo else "COMPLETED",
+        StepStatus.FAILED if "error" in memo else StepStatus.COMPLETED,
         tx.now,
     )
     resolve_step(tx, wait.run_id, wait.step_id, memo, op="InvokeFunction")

@@ -18,7 +18,7 @@ from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
-from weir.platform.registry import INVOKED, Function
+from weir.platform.registry import Function
 from weir.platform.runtime import ai_steps, events, invoke, waits
 from weir.platform.runtime.runs import (
     enqueue_call,
@@ -33,6 +33,14 @@ from weir.platform.runtime.runs import (
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import (
+    ENDED,
+    HistoryKind,
+    QueueKind,
+    RunStatus,
+    StepStatus,
+    SystemEvent,
+)
 
 MAX_STEPS = 1000
 WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000
@@ -41,7 +49,7 @@ OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction", "AIGateway
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
     run = records.get_run(tx.conn, item.run_id or "")
-    if run is None or run.status in records.ENDED:
+    if run is None or run.status in ENDED:
         q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
         return
     _record_call(tx, item, outcome, timing)
@@ -49,7 +57,7 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     if isinstance(outcome, Completed):  # start and end in one write
         q.finish(tx.conn, item, tx.now)
         started = started_changes(tx, run, item.claimed_at)
-        finish_run(tx, run.id, "COMPLETED", outcome.output, run=run, changes=started)
+        finish_run(tx, run.id, RunStatus.COMPLETED, outcome.output, run=run, changes=started)
         return
     # A run starts when its first call is claimed: the moment its throttle let it through.
     mark_started(tx, run, item.claimed_at)
@@ -64,7 +72,7 @@ def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> N
     records.add_history(
         tx.conn,
         item.run_id or "",
-        "call",
+        HistoryKind.CALL,
         status,
         timing.started,
         timing.ended,
@@ -87,14 +95,14 @@ def _call_note(run: Any, item: q.Claimed, outcome: Outcome, timing: Timing) -> n
     )
 
 
-def _call_summary(outcome: Outcome) -> tuple[str, dict[str, Any]]:
+def _call_summary(outcome: Outcome) -> tuple[StepStatus, dict[str, Any]]:
     if isinstance(outcome, Completed):
-        return "COMPLETED", {"result": "completed"}
+        return StepStatus.COMPLETED, {"result": "completed"}
     if isinstance(outcome, Ops):
         ops = [{"op": o.op, "id": o.id, "name": o.display_name} for o in outcome.ops]
         errored = any(o.op in ("StepError", "StepFailed") for o in outcome.ops)
-        return ("FAILED" if errored else "COMPLETED"), {"ops": ops}
-    return "FAILED", {"error": outcome.error, "status": outcome.status}
+        return (StepStatus.FAILED if errored else StepStatus.COMPLETED), {"ops": ops}
+    return StepStatus.FAILED, {"error": outcome.error, "status": outcome.status}
 
 
 def _retry_or_fail(
@@ -113,7 +121,7 @@ def _retry_or_fail(
         return True
     q.finish(tx.conn, item, tx.now)
     http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
-    finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
+    finish_run(tx, run_id, RunStatus.FAILED, None, error=error, http_status=http_status)
     return False
 
 
@@ -157,7 +165,7 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
     problem = _invalid(run, ops)
     if problem:
         q.finish(tx.conn, item, tx.now)
-        finish_run(tx, run.id, "FAILED", None, error=problem)
+        finish_run(tx, run.id, RunStatus.FAILED, None, error=problem)
         return
     q.finish(tx.conn, item, tx.now)
     # Open steps other than this call's own (its item ends here) are queued or in flight.
@@ -259,18 +267,23 @@ def _sleep(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     at = max(wake, tx.now)
     dedupe = f"sleep:{run.id}:{op.id}"  # a replayed Sleep keeps the first wake time
     if enqueue_timer(
-        tx, "sleep", at, {"step_id": op.id, "name": op.display_name}, run_id=run.id, dedupe=dedupe
+        tx,
+        QueueKind.SLEEP,
+        at,
+        {"step_id": op.id, "name": op.display_name},
+        run_id=run.id,
+        dedupe=dedupe,
     ):
-        _open_span(tx, run, "sleep", op, {"until": at})
+        _open_span(tx, run, HistoryKind.SLEEP, op, {"until": at})
 
 
-def _open_span(tx: Tx, run: Any, kind: str, op: Op, detail: dict[str, Any]) -> None:
+def _open_span(tx: Tx, run: Any, kind: HistoryKind, op: Op, detail: dict[str, Any]) -> None:
     """A timeline entry for an op that ends later (its sleep, wait or invoke closes it)."""
     records.add_history(
         tx.conn,
         run.id,
         kind,
-        "RUNNING",
+        StepStatus.RUNNING,
         tx.now,
         None,
         step_id=op.id,
@@ -293,7 +306,9 @@ def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     expr: str | None = opts["if"] if isinstance(opts.get("if"), str) else None
     event: str = opts["event"] if isinstance(opts.get("event"), str) else op.name
     waits.open_wait(tx, run, op.id, op.display_name, event, expr, timeout_ms)
-    _open_span(tx, run, "wait", op, {"event": event, "if": expr, "until": tx.now + timeout_ms})
+    _open_span(
+        tx, run, HistoryKind.WAIT, op, {"event": event, "if": expr, "until": tx.now + timeout_ms}
+    )
 
 
 def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
@@ -303,9 +318,9 @@ def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     timeout = opts.get("timeout")
     timeout_ms = parse_duration_ms(timeout) if isinstance(timeout, str) else None
     target = str(opts.get("function_id", ""))
-    _open_span(tx, run, "invoke", op, {"function": target})
+    _open_span(tx, run, HistoryKind.INVOKE, op, {"function": target})
     data = invoke.start_invoke(tx, run, target, op.id, op.display_name, opts, timeout_ms)
-    events.emit(tx, INVOKED, data)
+    events.emit(tx, SystemEvent.FUNCTION_INVOKED, data)
 
 
 _HANDLERS = {

@@ -15,12 +15,15 @@ from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import ENDED, QueueKind, RunStatus, SystemEvent
 
 DISCOVERY = "step"
-FINISHED = "inngest/function.finished"
-FAILED = "inngest/function.failed"
-CANCELLED = "inngest/function.cancelled"
-NO_FOLLOW_UP = (FINISHED, FAILED, CANCELLED)  # runs triggered by these emit none (no loops)
+# Runs triggered by these emit none (no loops).
+NO_FOLLOW_UP = (
+    SystemEvent.FUNCTION_FINISHED,
+    SystemEvent.FUNCTION_FAILED,
+    SystemEvent.FUNCTION_CANCELLED,
+)
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,13 @@ def _run_row(tx: Tx, plan: RunPlan, run_id: str) -> dict[str, Any]:
     return {
         "id": run_id,
         "function_id": plan.fn.id,
-        "status": "QUEUED",
+        "status": RunStatus.QUEUED,
         "event_ids": json.dumps(plan.event_ids),
         "batch_id": plan.batch_id,
         "cron": plan.cron,
         "original_run_id": plan.original_run_id,
         "correlation_id": inngest_meta.get("correlation_id")
-        if first.get("name") == "inngest/function.invoked"
+        if first.get("name") == SystemEvent.FUNCTION_INVOKED
         else None,
         "created_at": tx.now,
         "score": plan.score,
@@ -98,7 +101,7 @@ def enqueue_call(
     payload: dict[str, Any] | None = None,
 ) -> None:
     item = q.NewItem(
-        kind="exec",
+        kind=QueueKind.EXEC,
         available_at=at,
         score=score if at <= tx.now else at,
         lane=lane,
@@ -115,7 +118,7 @@ def enqueue_call(
 
 def enqueue_timer(
     tx: Tx,
-    kind: str,
+    kind: QueueKind,
     at: int,
     payload: dict[str, Any],
     *,
@@ -161,7 +164,7 @@ def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name:
     """Save a step's result and move the run on; False if the run has ended or the step was
     already resolved (a result, once committed, is never replaced)."""
     run = records.get_run(tx.conn, run_id)
-    if run is None or run.status in records.ENDED:
+    if run is None or run.status in ENDED:
         return False
     seq = run.step_count
     text = json.dumps(memo, separators=(",", ":"))
@@ -205,7 +208,7 @@ def started_changes(tx: Tx, run: Any, at: int) -> dict[str, Any]:
     """What a call that began at `at` changes on its run (its first call starts the run)."""
     if run.started_at is None:
         tx.notes.append(run_note(notes.RUN_STARTED, run))
-        return {"status": "RUNNING", "started_at": at, "waiting": None}
+        return {"status": RunStatus.RUNNING, "started_at": at, "waiting": None}
     return {"waiting": None} if run.waiting is not None else {}
 
 
@@ -233,9 +236,9 @@ def finish_run(
     has just read the run passes it (and any other column changes) to save a round trip;
     `http_status` is that of the app's answer that failed the run, if any."""
     run = run if run is not None else records.get_run(tx.conn, run_id)
-    if run is None or run.status in records.ENDED:
+    if run is None or run.status in ENDED:
         return False
-    stored = error if status != "COMPLETED" else output
+    stored = error if status != RunStatus.COMPLETED else output
     ended = {
         "status": status,
         "ended_at": tx.now,
@@ -255,4 +258,4 @@ def finish_run(
 
 def cancel_run(tx: Tx, run_id: str, reason: str) -> bool:
     error = {"name": "RunCancelled", "message": reason}
-    return finish_run(tx, run_id, "CANCELLED", None, error=error)
+    return finish_run(tx, run_id, RunStatus.CANCELLED, None, error=error)

@@ -12,6 +12,7 @@ from weir.platform.runtime.runs import resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus
 
 Handler = Callable[[Tx, q.Claimed], None]
 
@@ -26,7 +27,9 @@ def handle(tx: Tx, item: q.Claimed) -> None:
 
 def _sleep_done(tx: Tx, item: q.Claimed) -> None:
     step_id = str(item.payload["step_id"])
-    records.close_history(tx.conn, item.run_id or "", "sleep", step_id, "COMPLETED", tx.now)
+    records.close_history(
+        tx.conn, item.run_id or "", HistoryKind.SLEEP, step_id, StepStatus.COMPLETED, tx.now
+    )
     resolve_step(
         tx, item.run_id or "", step_id, None, op="Sleep", name=str(item.payload.get("name", ""))
     )
@@ -52,10 +55,10 @@ def _admitting(release: Callable[[Tx, q.Claimed], Candidate | None]) -> Handler:
 
 
 HANDLERS: dict[str, Handler] = {
-    "sleep": _sleep_done,
-    "wait_timeout": _wait_timeout,
-    "invoke_timeout": _invoke_timeout,
-    "cron": _admitting(cron.on_tick),
+    QueueKind.SLEEP: _sleep_done,
+    QueueKind.WAIT_TIMEOUT: _wait_timeout,
+    QueueKind.INVOKE_TIMEOUT: _invoke_timeout,
+    QueueKind.CRON: _admitting(cron.on_tick),
     batch.TIMER: _admitting(batch.on_timer),
     debounce.TIMER: _admitting(debounce.on_timer),
     timeouts.TIMER: timeouts.on_timer,

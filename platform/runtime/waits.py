@@ -8,6 +8,7 @@ from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, WaitKind
 
 
 def open_wait(
@@ -16,7 +17,7 @@ def open_wait(
     expires = tx.now + timeout_ms
     records.insert_wait(
         tx.conn,
-        kind="wait",
+        kind=WaitKind.WAIT,
         run_id=run.id,
         step_id=step_id,
         event_name=event,
@@ -26,7 +27,7 @@ def open_wait(
     )
     enqueue_timer(
         tx,
-        "wait_timeout",
+        QueueKind.WAIT_TIMEOUT,
         expires,
         {"step_id": step_id, "name": name},
         run_id=run.id,
@@ -40,9 +41,9 @@ def timer_dedupe(run_id: str, step_id: str) -> str:
 
 def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
     for wait in records.waits_for_event(tx.conn, payload["name"], received_at):
-        if wait.kind == "wait":
+        if wait.kind == WaitKind.WAIT:
             _try_resume(tx, wait, payload)
-        elif wait.kind == "cancel":
+        elif wait.kind == WaitKind.CANCEL:
             try_cancel(tx, wait, event_id, payload)
 
 
@@ -52,12 +53,16 @@ def _try_resume(tx: Tx, wait: Any, payload: dict[str, Any]) -> None:
         return
     if records.delete_wait(tx.conn, wait.id):
         q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step_id))
-        records.close_history(tx.conn, wait.run_id, "wait", wait.step_id, "COMPLETED", tx.now)
+        records.close_history(
+            tx.conn, wait.run_id, HistoryKind.WAIT, wait.step_id, StepStatus.COMPLETED, tx.now
+        )
         resolve_step(tx, wait.run_id, wait.step_id, payload, op="WaitForEvent")
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
     wait = records.get_wait(tx.conn, run_id, step_id)
     if wait is not None and records.delete_wait(tx.conn, wait.id):
-        records.close_history(tx.conn, run_id, "wait", step_id, "TIMED_OUT", tx.now)
+        records.close_history(
+            tx.conn, run_id, HistoryKind.WAIT, step_id, StepStatus.TIMED_OUT, tx.now
+        )
         resolve_step(tx, run_id, step_id, None, op="WaitForEvent")

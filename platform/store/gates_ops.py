@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 from weir.platform.store import dialect
 from weir.platform.store.schema import gate_state, queue
+from weir.platform.vocabulary import QueueKind
 
 
 def load_for_update(conn: Connection, gate: str, key_hash: str, now: int) -> dict[str, Any] | None:
@@ -27,7 +28,7 @@ def load_for_update(conn: Connection, gate: str, key_hash: str, now: int) -> dic
 def in_flight_until(conn: Connection, run_id: str) -> int | None:
     """When the latest lease on the run's claimed calls ends; None if none is in flight."""
     query = select(func.max(queue.c.available_at)).where(
-        queue.c.run_id == run_id, queue.c.lease_owner.is_not(None), queue.c.kind == "exec"
+        queue.c.run_id == run_id, queue.c.lease_owner.is_not(None), queue.c.kind == QueueKind.EXEC
     )
     value = conn.execute(query).scalar()
     return None if value is None else int(value)

@@ -21,6 +21,7 @@ from weir.platform.store.schema import (
     slots,
     steps,
 )
+from weir.platform.vocabulary import QueueKind
 
 MAX_PAGE = 200
 
@@ -184,7 +185,7 @@ def backlog_by_function(conn: Connection) -> dict[str, int]:
     """Queued calls per function (steps and starts waiting to run, leased ones included)."""
     query = (
         select(queue.c.function_id, func.count())
-        .where(queue.c.kind == "exec", queue.c.function_id.is_not(None))
+        .where(queue.c.kind == QueueKind.EXEC, queue.c.function_id.is_not(None))
         .group_by(queue.c.function_id)
     )
     return {str(fn): int(n) for fn, n in conn.execute(query)}

@@ -1,4 +1,6 @@
-"""Named operations on events, runs, steps, history and waits (all SQL lives in the store).
+"""Named operations on the records of events and runs (all SQL lives in the store).
+
+Tables: events, event_outcomes, event_runs, run_keys, runs, steps, history, waits.
 
 Hot statements are built once, with bind parameters: building a SQLAlchemy expression costs
 several times more than executing it (bench/bench_store.py).
@@ -24,7 +26,6 @@ from weir.platform.store.schema import (
 )
 
 RUN_KEY_MAX = 128  # run_keys.key's width
-ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
 
 _INSERT_EVENT = insert(events)
 _EVENT_PAYLOADS = select(events.c.id, events.c.payload).where(

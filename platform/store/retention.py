@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, Exists, and_, delete, exists, select
-from weir.platform.store.records import ENDED
 from weir.platform.store.schema import event_outcomes, event_runs, events, history, runs, steps
+from weir.platform.vocabulary import ENDED
 
 
 def delete_old_runs(conn: Connection, before: int, limit: int) -> int:

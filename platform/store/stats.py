@@ -7,8 +7,8 @@ same numbers and nothing needs to be kept in step by hand.
 from dataclasses import dataclass, field
 
 from sqlalchemy import JSON, ColumnElement, Connection, case, cast, func, select, type_coerce
-from weir.platform.store.records import ENDED
 from weir.platform.store.schema import event_outcomes, queue, runs
+from weir.platform.vocabulary import ENDED
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
+from weir.platform.app_sync_client import request_sync
 from weir.platform.executor.http import AppClient
 from weir.platform.settings import Settings
-from weir.platform.sync_client import request_sync
 
 from tests.api.evil_app import EvilApp
 from tests.api.evil_weir import SIGNING_KEY, Weir, failed_with

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.runtime.retention import Retention
 from weir.platform.store import records, retention
+from weir.platform.vocabulary import ENDED
 
 from tests.support.store_kit import Store
 
@@ -24,7 +25,7 @@ def add_event(store: Store, event_id: str, at: int) -> None:
 
 
 def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "COMPLETED") -> None:
-    ended = at if status in records.ENDED else None
+    ended = at if status in ENDED else None
     row: dict[str, Any] = {
         "id": run_id,
         "function_id": "fn",

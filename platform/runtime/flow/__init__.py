@@ -14,9 +14,9 @@ from weir.platform.runtime.flow import (
     cancel,
     debounce,
     event_id,
+    gate_io,
     limits,
     singleton,
-    support,
     timeouts,
 )
 from weir.platform.runtime.flow.candidate import Candidate
@@ -40,7 +40,7 @@ def place_start(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     """When the run may start (throttle slot); unchanged without a throttle."""
     plan = singleton.with_key(cand, plan)
     plan = limits.place_throttled(tx, cand, plan)
-    return support.with_late_warnings(cand, plan)
+    return gate_io.with_late_warnings(cand, plan)
 
 
 def after_create(tx: Tx, cand: Candidate, run_id: str) -> None:

@@ -8,14 +8,15 @@ from weir.platform.gates import batching
 from weir.platform.gates.decisions import clock_text, from_json, key_text, to_json
 from weir.platform.ids import new_id
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import BATCH, applies, gate_key, load_row, record_all
+from weir.platform.runtime.flow.gate_io import BATCH, applies, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, records
 from weir.platform.store import queue as q
+from weir.platform.vocabulary import EventOutcome, QueueKind
 
-TIMER = "batch"
+TIMER = QueueKind.BATCH
 
 
 def gate(tx: Tx, cand: Candidate) -> bool:
@@ -38,7 +39,7 @@ def _collect(tx: Tx, cand: Candidate, option: Batching) -> None:
     _save(tx, key, decision, members, list(cand.warnings) if opened else _warnings(stored))
     if decision.timer_at_ms is not None:
         _arm(tx, cand.fn.id, key.hash, str(decision.batch_id), decision.timer_at_ms)
-    record_all(tx, cand, "batched", None, _words(option, decision, key.text))
+    record_all(tx, cand, EventOutcome.BATCHED, None, _words(option, decision, key.text))
     for flush in decision.flushes:  # the stored batch: due, or just filled by this event
         released = _flush(
             tx, cand.fn.id, flush.batch_id, members[flush.batch_id], _warnings(stored)

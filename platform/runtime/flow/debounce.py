@@ -10,7 +10,7 @@ from weir.platform.functions import Debounce
 from weir.platform.gates import debounce
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import (
+from weir.platform.runtime.flow.gate_io import (
     BATCH,
     DEBOUNCE,
     RATE_LIMIT,
@@ -23,8 +23,9 @@ from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, records
 from weir.platform.store import queue as q
+from weir.platform.vocabulary import EventOutcome, QueueKind
 
-TIMER = "debounce"
+TIMER = QueueKind.DEBOUNCE
 SEQ_PER_MS = 1000  # arrival numbers: tied to the clock, so a new window never reuses one
 
 
@@ -43,7 +44,9 @@ def gate(tx: Tx, cand: Candidate) -> bool:
     _save(tx, cand, key.text, key.hash, decision.state, stored, incoming.seq)
     if decision.opened:
         _arm(tx, cand.fn.id, key.hash, decision.state.window_seq, decision.state.fire_at_ms)
-    record_all(tx, cand, "debounced", None, debounce.wait_reason(decision.state, key.text).words)
+    record_all(
+        tx, cand, EventOutcome.DEBOUNCED, None, debounce.wait_reason(decision.state, key.text).words
+    )
     return False
 
 

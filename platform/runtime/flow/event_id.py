@@ -5,6 +5,7 @@ the key is taken only when a run is really created."""
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.vocabulary import EventOutcome
 
 TTL_MS = 24 * 3600 * 1000
 
@@ -24,7 +25,13 @@ def gate(tx: Tx, cand: Candidate) -> bool:
         f"an event with id {cand.event.get('id')!r} already started run {holder} in the last 24 h"
     )
     records.record_outcome(
-        tx.conn, cand.event_ids[0], cand.fn.id, "duplicate_event_id", holder, words, tx.now
+        tx.conn,
+        cand.event_ids[0],
+        cand.fn.id,
+        EventOutcome.DUPLICATE_EVENT_ID,
+        holder,
+        words,
+        tx.now,
     )
     return False
 

@@ -6,7 +6,7 @@ from weir.platform.functions import RateLimit, Throttle
 from weir.platform.gates import idempotency, rate_limit, throttle
 from weir.platform.gates.decisions import to_json
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import (
+from weir.platform.runtime.flow.gate_io import (
     IDEMPOTENCY,
     RATE_LIMIT,
     THROTTLE,
@@ -20,6 +20,7 @@ from weir.platform.runtime.flow.support import (
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, start_throttle
+from weir.platform.vocabulary import EventOutcome
 
 
 def idempotency_gate(tx: Tx, cand: Candidate) -> bool:
@@ -32,7 +33,7 @@ def idempotency_gate(tx: Tx, cand: Candidate) -> bool:
     decision = idempotency.claim(held, key.text, "", tx.now)
     if decision.skip is None:
         return True
-    record_all(tx, cand, "idempotent", decision.skip.holder_run_id, decision.skip.words)
+    record_all(tx, cand, EventOutcome.IDEMPOTENT, decision.skip.holder_run_id, decision.skip.words)
     return False
 
 
@@ -62,7 +63,7 @@ def rate_limit_gate(tx: Tx, cand: Candidate) -> bool:
     if decision.skip is None:
         save_meter(tx, RATE_LIMIT, key.hash, decision.state)
         return True
-    record_all(tx, cand, "rate_limited", None, decision.skip.words)
+    record_all(tx, cand, EventOutcome.RATE_LIMITED, None, decision.skip.words)
     return False
 
 

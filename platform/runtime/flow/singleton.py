@@ -12,11 +12,12 @@ from typing import Any
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.flow.support import SINGLETON, gate_key, load_row, record_all
+from weir.platform.runtime.flow.gate_io import SINGLETON, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gatestate, records
+from weir.platform.vocabulary import ENDED, EventOutcome
 
 
 def gate(tx: Tx, cand: Candidate) -> bool:
@@ -27,7 +28,9 @@ def gate(tx: Tx, cand: Candidate) -> bool:
     decision = singleton.decide(option.mode, holder(tx, key.hash), key.text)
     if decision.skip is None:
         return True
-    record_all(tx, cand, "singleton_skipped", decision.holder_run_id, decision.skip.words)
+    record_all(
+        tx, cand, EventOutcome.SINGLETON_SKIPPED, decision.holder_run_id, decision.skip.words
+    )
     return False
 
 
@@ -37,7 +40,7 @@ def holder(tx: Tx, key_hash: str) -> str | None:
     if lock is None:
         return None
     run = records.get_run(tx.conn, str(lock["run_id"]))
-    return None if run is None or run.status in records.ENDED else str(run.id)
+    return None if run is None or run.status in ENDED else str(run.id)
 
 
 def _key(cand: Candidate) -> EvaluatedKey | None:

@@ -15,8 +15,9 @@ from weir.platform.runtime.runs import cancel_run, enqueue_timer
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gates_ops, records
 from weir.platform.store import queue as q
+from weir.platform.vocabulary import ENDED, QueueKind
 
-TIMER = "run_timeout"
+TIMER = QueueKind.RUN_TIMEOUT
 START = "start"
 FINISH = "finish"
 
@@ -39,7 +40,7 @@ def _set(tx: Tx, run_id: str, fn_id: str, which: str, at: int) -> None:
 def on_timer(tx: Tx, item: q.Claimed) -> None:
     run = records.get_run(tx.conn, item.run_id or "")
     fn = None if run is None else tx.registry.by_id.get(run.function_id)
-    if run is None or run.status in records.ENDED or fn is None or fn.config.timeouts is None:
+    if run is None or run.status in ENDED or fn is None or fn.config.timeouts is None:
         return
     config = _config(fn.config.timeouts)
     if item.payload.get("which") == START:

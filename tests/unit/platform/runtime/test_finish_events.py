@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from weir.platform.runtime import runs
 from weir.platform.store.schema import events
+from weir.platform.vocabulary import SystemEvent
 
 from tests.support.flow_harness import NOON, Harness
 
@@ -39,15 +40,15 @@ def test_failed_events_carry_the_status_name_message_and_stack(database_url: str
         "message": "bad",
         "stack": "Traceback …",
     }
-    assert emitted(h, runs.FAILED)["error"] == standard
-    assert emitted(h, runs.FINISHED)["error"] == standard
+    assert emitted(h, SystemEvent.FUNCTION_FAILED)["error"] == standard
+    assert emitted(h, SystemEvent.FUNCTION_FINISHED)["error"] == standard
     assert json.loads(h.run(run_id).output) == SDK_ERROR  # the run's output is unchanged
 
 
 def test_a_failure_without_an_answer_repeats_its_message(database_url: str) -> None:
     h = Harness(database_url)
     fail(h, {"name": "ConnectionError", "message": "calling the app failed"}, 0)
-    assert emitted(h, runs.FAILED)["error"] == {
+    assert emitted(h, SystemEvent.FUNCTION_FAILED)["error"] == {
         "error": "calling the app failed",
         "name": "ConnectionError",
         "message": "calling the app failed",

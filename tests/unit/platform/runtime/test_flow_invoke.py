@@ -5,9 +5,9 @@ import json
 from dataclasses import replace
 
 from weir.platform.functions import EventTrigger, RateLimit
-from weir.platform.registry import INVOKED
 from weir.platform.runtime import events, invoke
 from weir.platform.store import records
+from weir.platform.vocabulary import SystemEvent
 
 from tests.support.flow_harness import NOON, Harness, config
 
@@ -24,7 +24,7 @@ def test_a_refused_invoke_fails_the_callers_step_with_the_reason(database_url: s
     with h.tx(NOON + 1) as tx:
         for step_id, name in (("s1", "first"), ("s2", "second")):
             data = invoke.start_invoke(tx, parent, "target", step_id, name, opts, None)
-            events.emit(tx, INVOKED, data)
+            events.emit(tx, SystemEvent.FUNCTION_INVOKED, data)
     with h.tx() as tx:
         steps = {s.step_id: json.loads(s.memo) for s in records.list_steps(tx.conn, parent.id)}
     assert "s1" not in steps  # the first invoke started a run and waits for it

@@ -11,6 +11,7 @@ from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import gates_ops, gatestate, records
+from weir.platform.vocabulary import EventOutcome
 
 # Gate names: the `gate` column of gate_state, and what Candidate.skip_gates holds.
 BATCH = "batch"
@@ -53,7 +54,9 @@ def save_meter(tx: Tx, gate: str, key_hash: str, state: gcra.GcraState) -> None:
     gatestate.save(tx.conn, gate, key_hash, to_json(state), expires)
 
 
-def record_all(tx: Tx, cand: Candidate, outcome: str, run_id: str | None, detail: str) -> None:
+def record_all(
+    tx: Tx, cand: Candidate, outcome: EventOutcome, run_id: str | None, detail: str
+) -> None:
     """Leave the same record on every event of the candidate (a batch has several)."""
     for event_id in cand.event_ids:
         records.record_outcome(tx.conn, event_id, cand.fn.id, outcome, run_id, detail, tx.now)

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.service import Platform
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
-ENDED = ("COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
-STATUSES = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "SKIPPED")
+STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
 RANGES = {"15m": 15 * 60_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000}
 RANGE_LABELS = {
     "": "Any time",
@@ -117,12 +117,12 @@ def first_event_ids(rows: list[Any]) -> list[str]:
 
 
 OUTCOME_WORDS = {
-    "rate_limited": "rate limited",
-    "idempotent": "skipped: idempotent duplicate",
-    "duplicate_event_id": "skipped: an event with this id already started a run",
-    "debounced": "debounced (the run starts after the last event)",
-    "batched": "added to a batch",
-    "singleton_skipped": "skipped: a singleton run is active",
+    EventOutcome.RATE_LIMITED: "rate limited",
+    EventOutcome.IDEMPOTENT: "skipped: idempotent duplicate",
+    EventOutcome.DUPLICATE_EVENT_ID: "skipped: an event with this id already started a run",
+    EventOutcome.DEBOUNCED: "debounced (the run starts after the last event)",
+    EventOutcome.BATCHED: "added to a batch",
+    EventOutcome.SINGLETON_SKIPPED: "skipped: a singleton run is active",
     "throttled": "throttled",
 }
 
@@ -134,7 +134,7 @@ def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) 
         "name": event.name,
         "received_at": clock(event.received_at),
         "payload": json.dumps(payload, indent=2, ensure_ascii=False),
-        "replayable": not event.name.startswith("inngest/"),
+        "replayable": not event.name.startswith(SYSTEM_EVENT_PREFIX),
         "runs": [_event_run(weir, r) for r in runs],
         "outcomes": [_outcome(weir, o) for o in outcomes],
     }

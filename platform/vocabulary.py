@@ -1,0 +1,98 @@
+"""Weir's words, defined once: run and step statuses, history, wait and queue item kinds,
+admission outcomes and the names of Weir's own events.
+
+Each is a `StrEnum`: a member equals its string value, so the rows in the database, the JSON on
+the wire and the GraphQL enums keep exactly these spellings (changing a value needs a
+migration). This module imports nothing of Weir: every layer may use it (pyproject.toml puts it
+at the bottom of the layers).
+"""
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    """`runs.status`; also the GraphQL `FunctionRunStatus` and the UI's status filter."""
+
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    SKIPPED = "SKIPPED"
+
+
+# A run in one of these states never changes again (retention may delete it).
+ENDED: tuple[RunStatus, ...] = (
+    RunStatus.COMPLETED,
+    RunStatus.FAILED,
+    RunStatus.CANCELLED,
+    RunStatus.SKIPPED,
+)
+
+
+class StepStatus(StrEnum):
+    """`history.status`: how a call, sleep, wait or invoke went."""
+
+    RUNNING = "RUNNING"  # an open span: the sleep, wait or invoke has not ended
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    TIMED_OUT = "TIMED_OUT"  # a wait for an event that never came
+    WAITING = "WAITING"  # never stored: how the UI and GraphQL show an open span
+
+
+class HistoryKind(StrEnum):
+    """`history.kind`: one entry of a run's timeline."""
+
+    CALL = "call"  # one request to the app
+    SLEEP = "sleep"
+    WAIT = "wait"  # step.wait_for_event
+    INVOKE = "invoke"
+    AI = "ai"  # step.ai.infer: the request Weir makes to the model's API
+
+
+class WaitKind(StrEnum):
+    """`waits.kind`: what an open wait resumes when its event arrives."""
+
+    WAIT = "wait"  # a paused step.wait_for_event
+    CANCEL = "cancel"  # a cancel-on subscription
+    INVOKE = "invoke"  # a parent waiting for the run it invoked to finish
+
+
+class QueueKind(StrEnum):
+    """`queue.kind`: a call to an app, or one of the timers `runtime/timers.py` handles."""
+
+    EXEC = "exec"  # call the app for the run's next step
+    SLEEP = "sleep"
+    WAIT_TIMEOUT = "wait_timeout"
+    INVOKE_TIMEOUT = "invoke_timeout"
+    CRON = "cron"
+    BATCH = "batch"  # flush a batch whose timeout passed
+    DEBOUNCE = "debounce"  # a debounce window ended
+    RUN_TIMEOUT = "run_timeout"  # timeouts.start / timeouts.finish
+    AI = "ai"  # step.ai.infer: Weir calls the model's API itself
+
+
+class EventOutcome(StrEnum):
+    """`event_outcomes.outcome`: why an event started no run of a function it matched."""
+
+    DUPLICATE_EVENT_ID = "duplicate_event_id"
+    IDEMPOTENT = "idempotent"
+    RATE_LIMITED = "rate_limited"
+    DEBOUNCED = "debounced"
+    BATCHED = "batched"
+    SINGLETON_SKIPPED = "singleton_skipped"
+    EXPRESSION_OVER_BUDGET = "expression_over_budget"
+
+
+# Users may not send events under this prefix: the names below are Weir's (as in Inngest).
+SYSTEM_EVENT_PREFIX = "inngest/"
+
+
+class SystemEvent(StrEnum):
+    """Names of the events Weir itself emits."""
+
+    FUNCTION_FINISHED = "inngest/function.finished"
+    FUNCTION_FAILED = "inngest/function.failed"
+    FUNCTION_CANCELLED = "inngest/function.cancelled"
+    FUNCTION_INVOKED = "inngest/function.invoked"
+    SCHEDULED_TIMER = "inngest/scheduled.timer"  # a cron tick
