@@ -11,6 +11,7 @@ import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
+from sqlalchemy import Connection
 from weir.platform.clock import Clock
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
@@ -110,11 +111,17 @@ class Scheduler:
         return len(self.inflight) >= self.workers
 
     async def _claim(self, free: int, skip: set[str]) -> tuple[list[q.Claimed], int | None]:
-        now = self._claimed_at = self.clock.now_ms()
         self._wake.clear()
-        return await self.db.write(
-            lambda c: (q.claim(c, now, free, self.lease_ms, skip), q.next_due(c, skip))
-        )
+        return await self.db.write(lambda c: self._claim_now(c, free, skip))
+
+    def _claim_now(
+        self, conn: Connection, free: int, skip: set[str]
+    ) -> tuple[list[q.Claimed], int | None]:
+        # The time is read in the transaction, not when the job was queued: behind a busy
+        # writer that can be a second earlier, and a throttle judged at a stale time lets
+        # starts that waited in the queue go out together.
+        now = self._claimed_at = self.clock.now_ms()
+        return q.claim(conn, now, free, self.lease_ms, skip), q.next_due(conn, skip)
 
     def _idle_ms(self, due: int | None, *, contended: bool) -> int:
         if due is None:
