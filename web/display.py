@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.service import Platform
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
@@ -50,6 +51,11 @@ def span(ms: int | None) -> str:
     return f"{hours} h {minutes} min"
 
 
+def pretty_value(value: Any) -> str:
+    """A decoded JSON value, indented."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def pretty(text: str | None) -> str:
     """Stored JSON text, indented; anything unparsable is shown as it is."""
     if text is None:
@@ -81,11 +87,11 @@ def function_label(weir: Platform, function_id: str) -> tuple[str, str]:
     return fn.config.name or fn.slug, fn.slug
 
 
-def run_row(weir: Platform, run: Any, trigger: str, now: int) -> dict[str, Any]:
+def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
     name, slug = function_label(weir, run.function_id)
     began = run.started_at
     finished = run.ended_at if run.ended_at is not None else (now if began else None)
-    waiting = json.loads(run.waiting) if run.waiting else None
+    waiting = run.waiting
     return {
         "id": run.id,
         "status": run.status,
@@ -101,19 +107,18 @@ def run_row(weir: Platform, run: Any, trigger: str, now: int) -> dict[str, Any]:
     }
 
 
-def trigger_of(run: Any, names: dict[str, str]) -> str:
+def trigger_of(run: Run, names: dict[str, str]) -> str:
     if run.cron:
         return f"cron {run.cron}"
-    ids = json.loads(run.event_ids)
+    ids = run.event_ids
     if not ids:
         return ""
     first = names.get(ids[0], "")
     return f"{first} (+{len(ids) - 1} more)" if len(ids) > 1 else first
 
 
-def first_event_ids(rows: list[Any]) -> list[str]:
-    found = [json.loads(r.event_ids)[:1] for r in rows]
-    return [ids[0] for ids in found if ids]
+def first_event_ids(rows: list[Run]) -> list[str]:
+    return [r.trigger_id for r in rows if r.trigger_id is not None]
 
 
 OUTCOME_WORDS = {
@@ -140,7 +145,7 @@ def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) 
     }
 
 
-def _event_run(weir: Platform, run: Any) -> dict[str, Any]:
+def _event_run(weir: Platform, run: Run) -> dict[str, Any]:
     name, _ = function_label(weir, run.function_id)
     return {"id": run.id, "status": run.status, "function": name}
 

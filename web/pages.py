@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
-from weir.platform.vocabulary import ENDED, RunStatus
+from weir.platform.vocabulary import RunStatus
 from weir.web import data, display, timeline
 from weir.web.errors import NotFound
 from weir.web.render import page
@@ -60,8 +60,8 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
     trigger = display.trigger_of(run, {e.id: e.name for e in view.events})
     return {
         "run": display.run_row(weir, run, trigger, now),
-        "ended": run.status in ENDED,
-        "output": display.pretty(run.output),
+        "ended": run.ended,
+        "output": display.pretty_value(run.output) if run.ended else "",
         "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
         "bars": timeline.waterfall(run, view.history, names, now),
         "reasons": timeline.waiting_reasons(run, view.history, now),
@@ -76,7 +76,7 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
             }
             for e in view.events
         ],
-        "warnings": json.loads(run.warnings),
+        "warnings": list(run.warnings),
         "can_rerun": bool(view.events) and run.function_id in weir.registry.by_id,
     }
 

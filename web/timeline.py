@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import HistoryKind, RunStatus, StepStatus
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
@@ -26,7 +27,7 @@ class Bar:
     note: str = ""
 
 
-def waterfall(run: Any, rows: list[Any], step_names: dict[str, str], now: int) -> list[Bar]:
+def waterfall(run: Run, rows: list[Any], step_names: dict[str, str], now: int) -> list[Bar]:
     t0 = run.created_at
     t1 = max([run.ended_at or now, *(_end(r, now) for r in rows)])
     place = _Placer(t0, max(t1 - t0, 1))
@@ -53,7 +54,7 @@ def _end(row: Any, now: int) -> int:
     return int(row.ended_at if row.ended_at is not None else now)
 
 
-def _queued(run: Any, place: _Placer, now: int) -> Bar:
+def _queued(run: Run, place: _Placer, now: int) -> Bar:
     began = run.started_at if run.started_at is not None else (run.ended_at or now)
     left, width = place(run.created_at, began)
     status = StepStatus.COMPLETED if run.started_at is not None else run.status
@@ -103,7 +104,7 @@ def _call_label(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tupl
     return label, reported
 
 
-def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None:
+def _backoff(row: Any, later: list[Any], run: Run, place: _Placer) -> Bar | None:
     """The pause between a failed attempt and the next one (or the one still to come)."""
     if row.kind != HistoryKind.CALL or row.status != StepStatus.FAILED or row.ended_at is None:
         return None
@@ -112,7 +113,7 @@ def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None
         return _backoff_bar(
             row.ended_at, nxt.started_at, row.attempt + 2, place, StepStatus.COMPLETED
         )
-    waiting = json.loads(run.waiting) if run.waiting else {}
+    waiting = run.waiting or {}
     if nxt is None and waiting.get("gate") == "retry" and waiting.get("until_ms"):
         return _backoff_bar(
             row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, StepStatus.WAITING
@@ -126,12 +127,12 @@ def _backoff_bar(start: int, end: int, attempt: int, place: _Placer, status: str
     return Bar(label, "backoff", status, clock(start), span(max(end - start, 0)), left, width)
 
 
-def waiting_reasons(run: Any, rows: list[Any], now: int) -> list[str]:
+def waiting_reasons(run: Run, rows: list[Any], now: int) -> list[str]:
     """Why the run is not moving, most specific first; empty for a moving or ended run."""
-    if run.status in ENDED:
+    if run.ended:
         return []
     reasons: list[str] = []
-    waiting = json.loads(run.waiting) if run.waiting else None
+    waiting = run.waiting
     if isinstance(waiting, dict) and waiting.get("words"):
         reasons.append(str(waiting["words"]) + _left(waiting.get("until_ms"), now))
     for row in rows:

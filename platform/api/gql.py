@@ -30,6 +30,7 @@ from weir.platform.functions.describe import describe_trigger
 from weir.platform.registry import Function
 from weir.platform.service import Platform
 from weir.platform.store import queries
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
 
 router = APIRouter(prefix="/v0")
@@ -109,7 +110,7 @@ def function_json(fn: Function) -> dict[str, Any]:
     }
 
 
-def _run_json(weir: Platform, run: Any) -> dict[str, Any]:
+def _run_json(weir: Platform, run: Run) -> dict[str, Any]:
     fn = weir.registry.by_id.get(run.function_id)
     return {
         "id": run.id,
@@ -120,7 +121,7 @@ def _run_json(weir: Platform, run: Any) -> dict[str, Any]:
         "startedAt": iso(run.started_at),
         "endedAt": iso(run.ended_at),
         "finishedAt": iso(run.ended_at),
-        "output": run.output,
+        "output": _text(run.output) if run.ended else None,
     }
 
 
@@ -213,12 +214,12 @@ async def resolve_functions(_: Any, info: Info) -> Any:
 
 
 # -- outputs -----------------------------------------------------------------------------------
-def run_output(run: Any) -> dict[str, Any]:
-    if run.output is None:
+def run_output(run: Run) -> dict[str, Any]:
+    if not run.ended:
         return {"data": None, "error": None}
     if run.status == RunStatus.COMPLETED:
-        return {"data": run.output, "error": None}
-    return {"data": None, "error": error_json(json.loads(run.output))}
+        return {"data": _text(run.output), "error": None}
+    return {"data": None, "error": error_json(run.output)}
 
 
 def step_output(op: str, memo: Any) -> dict[str, Any]:
@@ -254,7 +255,7 @@ def root_span(view: queries.RunView, weir: Platform) -> dict[str, Any]:
         name=fn.config.name if fn else run.function_id,
         status=run.status,
         times=(run.created_at, run.started_at, run.ended_at),
-        output=output_id(run.id) if run.output is not None else None,
+        output=output_id(run.id) if run.ended else None,
         children=children,
     ) | {"isRoot": True, "attempts": None}
 

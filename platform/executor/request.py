@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import rfc8785
 from weir.platform.registry import Function
+from weir.platform.store.run_records import Run
 
 REQUEST_VERSION = 2
 MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself
@@ -16,7 +17,7 @@ MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and step
 class CallState:
     """What a call needs, read in one go before the HTTP request."""
 
-    run: Any
+    run: Run
     events: list[dict[str, Any]]
     memos: list[Any]  # rows of (step_id, memo, seq), in completion order
 

@@ -6,6 +6,7 @@ from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, SystemEvent, WaitKind
 
 DEFAULT_TIMEOUT_MS = 365 * 24 * 3600 * 1000
@@ -18,7 +19,7 @@ TIMEOUT_ERROR = {
 
 def start_invoke(
     tx: Tx,
-    run: Any,
+    run: Run,
     fn_slug: str,
     step_id: str,
     name: str,
@@ -51,7 +52,7 @@ def start_invoke(
 
 
 def _invoke_data(
-    run: Any, fn_slug: str, correlation: str, name: str, opts: dict[str, Any], expires: int
+    run: Run, fn_slug: str, correlation: str, name: str, opts: dict[str, Any], expires: int
 ) -> dict[str, Any]:
     payload = opts.get("payload") or {}
     data = dict(payload.get("data") or {})

@@ -8,11 +8,12 @@ from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, WaitKind
 
 
 def open_wait(
-    tx: Tx, run: Any, step_id: str, name: str, event: str, expression: str | None, timeout_ms: int
+    tx: Tx, run: Run, step_id: str, name: str, event: str, expression: str | None, timeout_ms: int
 ) -> None:
     expires = tx.now + timeout_ms
     records.insert_wait(

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from weir.platform.store.run_records import Run, get_run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
     event_runs,
@@ -51,20 +52,21 @@ class EventPage:
 class RunView:
     """Everything the run pages show: the run, its memoized steps, timeline and events."""
 
-    run: Any
+    run: Run
     steps: list[Any]
     history: list[Any]
     events: list[Any]
 
 
 # -- runs --------------------------------------------------------------------------------------
-def list_runs(conn: Connection, page: RunPage) -> list[Any]:
+def list_runs(conn: Connection, page: RunPage) -> list[Run]:
     query = select(runs).where(*_run_filters(page))
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
         order = (runs.c.created_at.desc(), runs.c.id.desc())
-    rows = list(conn.execute(query.order_by(*order).limit(_limit(page.limit))))
+    found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
+    rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
 
 
@@ -102,12 +104,12 @@ def _limit(limit: int) -> int:
 
 
 def run_view(conn: Connection, run_id: str) -> RunView | None:
-    run = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+    run = get_run(conn, run_id)
     if run is None:
         return None
     step_rows = conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq))
     hist = conn.execute(select(history).where(history.c.run_id == run_id).order_by(history.c.id))
-    return RunView(run, list(step_rows), list(hist), events_by_ids(conn, json.loads(run.event_ids)))
+    return RunView(run, list(step_rows), list(hist), events_by_ids(conn, run.event_ids))
 
 
 def get_step(conn: Connection, run_id: str, step_id: str) -> Any:
@@ -120,11 +122,11 @@ def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:
     return [str(r) for r in conn.execute(query.order_by(event_runs.c.run_id)).scalars()]
 
 
-def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Any]:
+def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Run]:
     if not run_ids:
         return []
     query = select(runs).where(runs.c.id.in_(list(run_ids))).order_by(runs.c.id)
-    return list(conn.execute(query))
+    return [run_from_row(r) for r in conn.execute(query)]
 
 
 # -- events ------------------------------------------------------------------------------------

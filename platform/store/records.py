@@ -1,6 +1,6 @@
 """Named operations on the records of events and runs (all SQL lives in the store).
 
-Tables: events, event_outcomes, event_runs, run_keys, runs, steps, history, waits.
+Tables: events, event_outcomes, run_keys, steps, history, waits (runs: run_records.py).
 
 Hot statements are built once, with bind parameters: building a SQLAlchemy expression costs
 several times more than executing it (bench/bench_store.py).
@@ -8,7 +8,7 @@ several times more than executing it (bench/bench_store.py).
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +16,9 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import (
     event_outcomes,
-    event_runs,
     events,
     history,
     run_keys,
-    runs,
     steps,
     waits,
 )
@@ -42,10 +40,6 @@ _RENEW_RUN_KEY = (
     .where(run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key"))
     .values(run_id=bindparam("b_run"), expires_at=bindparam("b_expires"))
 )
-_INSERT_RUN = insert(runs)
-_INSERT_EVENT_RUN = insert(event_runs)
-_GET_RUN = select(runs).where(runs.c.id == bindparam("b_id"))
-_UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
 _MEMOS = (
     select(steps.c.step_id, steps.c.memo, steps.c.seq)
     .where(steps.c.run_id == bindparam("run"))
@@ -159,29 +153,6 @@ def claim_run_key(
     new = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
     conn.execute(_INSERT_RUN_KEY, new)
     return None
-
-
-def insert_run(conn: Connection, row: dict[str, Any], event_ids: Iterable[str]) -> None:
-    conn.execute(_INSERT_RUN, row)
-    conn.execute(_INSERT_EVENT_RUN, [{"event_id": e, "run_id": row["id"]} for e in event_ids])
-
-
-def get_run(conn: Connection, run_id: str) -> Any:
-    return conn.execute(_GET_RUN, {"b_id": run_id}).first()
-
-
-def update_run(conn: Connection, run_id: str, **values: Any) -> None:
-    conn.execute(_UPDATE_RUN, {"b_id": run_id, **values})
-
-
-def runs_for_event(conn: Connection, event_id: str) -> list[Any]:
-    query = (
-        select(runs)
-        .join(event_runs, event_runs.c.run_id == runs.c.id)
-        .where(event_runs.c.event_id == event_id)
-        .order_by(runs.c.id)
-    )
-    return list(conn.execute(query))
 
 
 def outcomes_for_event(conn: Connection, event_id: str) -> list[Any]:

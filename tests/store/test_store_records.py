@@ -5,7 +5,8 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import records
+from weir.platform.store import records, run_records
+from weir.platform.vocabulary import RunStatus
 
 from tests.support.store_kit import Store
 
@@ -20,17 +21,15 @@ def save_memo(
     )
 
 
-def run_row(run_id: str, function_id: str = "fn-1", **extra: Any) -> dict[str, Any]:
-    return {
-        "id": run_id,
-        "function_id": function_id,
-        "status": "QUEUED",
-        "event_ids": json.dumps(["ev-1"]),
-        "created_at": 10,
-        "score": 10,
-        "lane": "lane-a",
-        **extra,
-    }
+def new_run(run_id: str, *event_ids: str) -> run_records.NewRun:
+    return run_records.NewRun(
+        id=run_id,
+        function_id="fn-1",
+        event_ids=event_ids or ("ev-1",),
+        created_at=10,
+        score=10,
+        lane="lane-a",
+    )
 
 
 # -- step memos ------------------------------------------------------------------------------
@@ -121,23 +120,62 @@ def test_events_are_stored_and_loaded_in_the_order_asked(store: Store) -> None:
 
 
 def test_runs_are_found_through_every_event_that_started_them(store: Store) -> None:
-    store.write(lambda c: records.insert_run(c, run_row("run-b"), ["ev-1", "ev-2"]))
-    store.write(lambda c: records.insert_run(c, run_row("run-a"), ["ev-1"]))
-    by_first = store.read(lambda c: records.runs_for_event(c, "ev-1"))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-b", "ev-1", "ev-2")))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-a", "ev-1", "ev-1")))
+    by_first = store.read(lambda c: run_records.runs_for_event(c, "ev-1"))
     assert [r.id for r in by_first] == ["run-a", "run-b"]
-    assert [r.id for r in store.read(lambda c: records.runs_for_event(c, "ev-2"))] == ["run-b"]
-    assert store.read(lambda c: records.runs_for_event(c, "ev-3")) == []
+    by_second = store.read(lambda c: run_records.runs_for_event(c, "ev-2"))
+    assert [r.id for r in by_second] == ["run-b"]
+    assert store.read(lambda c: run_records.runs_for_event(c, "ev-3")) == []
 
 
-def test_update_run_changes_only_the_named_run(store: Store) -> None:
-    store.write(lambda c: records.insert_run(c, run_row("run-1"), ["ev-1"]))
-    store.write(lambda c: records.insert_run(c, run_row("run-2"), ["ev-1"]))
-    store.write(lambda c: records.update_run(c, "run-1", status="COMPLETED", output='"ok"'))
-    one = store.read(lambda c: records.get_run(c, "run-1"))
-    two = store.read(lambda c: records.get_run(c, "run-2"))
-    assert (one.status, one.output, one.keys, one.pending) == ("COMPLETED", '"ok"', "{}", "[]")
-    assert (two.status, two.output) == ("QUEUED", None)
-    assert store.read(lambda c: records.get_run(c, "absent")) is None
+def test_finishing_a_run_changes_only_the_named_run(store: Store) -> None:
+    store.write(lambda c: run_records.insert_run(c, new_run("run-1")))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-2")))
+    store.write(lambda c: run_records.finish(c, "run-1", RunStatus.COMPLETED, 20, "ok"))
+    one = store.read(lambda c: run_records.get_run(c, "run-1"))
+    two = store.read(lambda c: run_records.get_run(c, "run-2"))
+    assert one is not None and two is not None
+    assert (one.status, one.output, one.ended_at, one.keys, one.pending) == (
+        RunStatus.COMPLETED,
+        "ok",
+        20,
+        {},
+        (),
+    )
+    assert (two.status, two.output, two.ended, two.event_ids) == ("QUEUED", None, False, ("ev-1",))
+    assert store.read(lambda c: run_records.get_run(c, "absent")) is None
+
+
+def test_a_run_records_its_progress_through_named_operations(store: Store) -> None:
+    store.write(lambda c: run_records.insert_run(c, new_run("run-1")))
+    store.write(lambda c: run_records.mark_started(c, "run-1", 11))
+    store.write(lambda c: run_records.set_waiting(c, "run-1", {"gate": "retry", "key": "s"}))
+    opened = [run_records.PendingStep("a"), run_records.PendingStep("b", race=True)]
+    store.write(lambda c: run_records.set_pending(c, "run-1", opened, True))
+    run = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert run is not None
+    assert (run.status, run.started_at, run.waiting) == (
+        "RUNNING",
+        11,
+        {"gate": "retry", "key": "s"},
+    )
+    assert (run.pending, run.force_plan) == (tuple(opened), True)
+    store.write(
+        lambda c: run_records.step_saved(
+            c, "run-1", step_count=1, state_bytes=9, pending=opened[1:], force_plan=False
+        )
+    )
+    store.write(lambda c: run_records.set_waiting(c, "run-1", None))
+    run = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert run is not None
+    assert (run.step_count, run.state_bytes, run.pending, run.force_plan, run.waiting) == (
+        1,
+        9,
+        (opened[1],),
+        False,
+        None,
+    )
 
 
 def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> None:
