@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
+from weir.platform.store.step_records import Step
 from weir.platform.vocabulary import RunStatus
 from weir.web import data, display, timeline
 from weir.web.errors import NotFound
@@ -81,8 +82,8 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
     }
 
 
-def _step(step: Any) -> dict[str, Any]:
-    memo = json.loads(step.memo)
+def _step(step: Step) -> dict[str, Any]:
+    memo = step.memo
     wrapped = isinstance(memo, dict) and step.op in ("StepRun", "StepFailed", "InvokeFunction")
     error = memo.get("error") if wrapped else None
     value = memo.get("data") if wrapped else memo

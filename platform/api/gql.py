@@ -29,8 +29,9 @@ from weir.platform.api.deps import platform
 from weir.platform.functions.describe import describe_trigger
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.platform.store import queries
+from weir.platform.store import queries, step_records
 from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
 
 router = APIRouter(prefix="/v0")
@@ -201,10 +202,10 @@ async def resolve_output(_: Any, info: Info, outputID: str) -> Any:
         if view is None:
             raise GraphQLError(f"unknown output id {outputID!r}")
         return run_output(view.run)
-    step = await weir.read(lambda c: queries.get_step(c, run_id, step_id))
+    step = await weir.read(lambda c: step_records.get_step(c, run_id, step_id))
     if step is None:
         raise GraphQLError(f"unknown output id {outputID!r}")
-    return step_output(step.op, json.loads(step.memo))
+    return step_output(step.op, step.memo)
 
 
 @query.field("functions")
@@ -275,8 +276,8 @@ def step_spans(view: queries.RunView) -> list[dict[str, Any]]:
     return spans
 
 
-def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]:
-    memo = json.loads(step.memo)
+def _step_span(view: queries.RunView, step: Step, started: int) -> dict[str, Any]:
+    memo = step.memo
     failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED
     return _span(
         span_id=step.step_id,
@@ -293,7 +294,7 @@ def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]
     }
 
 
-def _open_span(run_id: str, row: Any) -> dict[str, Any]:
+def _open_span(run_id: str, row: HistoryEntry) -> dict[str, Any]:
     return _span(
         span_id=row.step_id or str(row.id),
         name=row.name or row.step_id or row.kind,
@@ -334,22 +335,15 @@ def _span(
     }
 
 
-def _first_start(rows: list[Any], step_id: str) -> int | None:
+def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     starts = [r.started_at for r in rows if r.step_id == step_id]
     return min(starts) if starts else None
 
 
-def attempts(rows: list[Any], step_id: str) -> int:
+def attempts(rows: list[HistoryEntry], step_id: str) -> int:
     """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
-    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and _call_mentions(r, step_id)]
+    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and r.mentions(step_id)]
     return max(tries) + 1 if tries else 1
-
-
-def _call_mentions(row: Any, step_id: str) -> bool:
-    if row.step_id == step_id:
-        return True
-    ops = json.loads(row.detail).get("ops") or []
-    return any(op.get("id") == step_id for op in ops if isinstance(op, dict))
 
 
 SCHEMA = make_executable_schema(

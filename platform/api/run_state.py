@@ -1,6 +1,5 @@
 """The run-state API the SDK calls when a request says `use_api` (docs/protocol.md §7.3)."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -8,7 +7,7 @@ from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, step_records
 
 router = APIRouter(prefix="/v0/runs")
 
@@ -28,7 +27,7 @@ async def run_steps(run_id: str, weir: Platform = Depends(platform)) -> JSONResp
     def load(conn: Any) -> dict[str, Any] | None:
         if run_records.get_run(conn, run_id) is None:
             return None
-        return {m.step_id: json.loads(m.memo) for m in records.load_memos(conn, run_id)}
+        return {m.step_id: m.memo for m in step_records.list_steps(conn, run_id)}
 
     found = await weir.read(load)
     return _missing(run_id) if found is None else JSONResponse(found)

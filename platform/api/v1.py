@@ -9,8 +9,9 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, step_records
 from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import RunStatus
 
 router = APIRouter(prefix="/v1")
@@ -53,8 +54,8 @@ async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRespon
     found = await weir.read(
         lambda c: (
             run_records.get_run(c, run_id),
-            records.list_steps(c, run_id),
-            records.list_history(c, run_id),
+            step_records.list_steps(c, run_id),
+            step_records.list_history(c, run_id),
         )
     )
     run, steps, history = found
@@ -136,18 +137,18 @@ def run_json(weir: Platform, run: Run) -> dict[str, Any]:
     }
 
 
-def step_json(row: Any) -> dict[str, Any]:
+def step_json(row: Step) -> dict[str, Any]:
     return {
         "id": row.step_id,
         "name": row.name,
         "op": row.op,
         "seq": row.seq,
-        "result": json.loads(row.memo),
+        "result": row.memo,
         "at": row.at,
     }
 
 
-def history_json(row: Any) -> dict[str, Any]:
+def history_json(row: HistoryEntry) -> dict[str, Any]:
     return {
         "kind": row.kind,
         "step_id": row.step_id,
@@ -156,5 +157,5 @@ def history_json(row: Any) -> dict[str, Any]:
         "status": row.status,
         "started_at": row.started_at,
         "ended_at": row.ended_at,
-        "detail": json.loads(row.detail),
+        "detail": row.detail.data,
     }

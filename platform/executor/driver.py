@@ -28,7 +28,7 @@ from weir.platform.executor.response import (
 )
 from weir.platform.registry import Function, Registry
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, step_records
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
 from weir.platform.vocabulary import RunStatus
@@ -56,7 +56,7 @@ def load_call_state(
         return None
     if events is None:
         events = records.load_event_payloads(conn, list(run.event_ids))
-    return CallState(run=run, events=events, memos=records.load_memos(conn, run_id))
+    return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change

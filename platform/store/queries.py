@@ -16,12 +16,11 @@ from weir.platform.store.schema import (
     event_outcomes,
     event_runs,
     events,
-    history,
     queue,
     runs,
     slots,
-    steps,
 )
+from weir.platform.store.step_records import HistoryEntry, Step, list_history, list_steps
 from weir.platform.vocabulary import QueueKind
 
 MAX_PAGE = 200
@@ -53,8 +52,8 @@ class RunView:
     """Everything the run pages show: the run, its memoized steps, timeline and events."""
 
     run: Run
-    steps: list[Any]
-    history: list[Any]
+    steps: list[Step]
+    history: list[HistoryEntry]
     events: list[Any]
 
 
@@ -107,14 +106,12 @@ def run_view(conn: Connection, run_id: str) -> RunView | None:
     run = get_run(conn, run_id)
     if run is None:
         return None
-    step_rows = conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq))
-    hist = conn.execute(select(history).where(history.c.run_id == run_id).order_by(history.c.id))
-    return RunView(run, list(step_rows), list(hist), events_by_ids(conn, run.event_ids))
-
-
-def get_step(conn: Connection, run_id: str, step_id: str) -> Any:
-    query = select(steps).where(steps.c.run_id == run_id, steps.c.step_id == step_id)
-    return conn.execute(query).first()
+    return RunView(
+        run,
+        list_steps(conn, run_id),
+        list_history(conn, run_id),
+        events_by_ids(conn, run.event_ids),
+    )
 
 
 def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:

@@ -40,11 +40,6 @@ _RENEW_RUN_KEY = (
     .where(run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key"))
     .values(run_id=bindparam("b_run"), expires_at=bindparam("b_expires"))
 )
-_MEMOS = (
-    select(steps.c.step_id, steps.c.memo, steps.c.seq)
-    .where(steps.c.run_id == bindparam("run"))
-    .order_by(steps.c.seq)
-)
 _SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
     "sqlite": sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
     "postgresql": postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
@@ -160,14 +155,6 @@ def outcomes_for_event(conn: Connection, event_id: str) -> list[Any]:
     return list(conn.execute(query.order_by(event_outcomes.c.id)))
 
 
-def load_memos(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(_MEMOS, {"run": run_id}))
-
-
-def list_steps(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq)))
-
-
 def save_memo(
     conn: Connection, run_id: str, step_id: str, seq: int, name: str, op: str, memo: str, now: int
 ) -> bool:
@@ -210,11 +197,6 @@ def add_history(
         "detail": json.dumps(detail or {}, separators=(",", ":")),
     }
     conn.execute(_INSERT_HISTORY, row)
-
-
-def list_history(conn: Connection, run_id: str) -> list[Any]:
-    query = select(history).where(history.c.run_id == run_id).order_by(history.c.id)
-    return list(conn.execute(query))
 
 
 def close_history(

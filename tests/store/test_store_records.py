@@ -5,7 +5,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, step_records
 from weir.platform.vocabulary import RunStatus
 
 from tests.support.store_kit import Store
@@ -37,32 +37,34 @@ def new_run(run_id: str, *event_ids: str) -> run_records.NewRun:
 
 def test_save_memo_stores_a_step_result_once(store: Store) -> None:
     assert save_memo(store, "s1", '{"data":1}') is True
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo) for m in memos] == [("s1", '{"data":1}')]
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo) for m in memos] == [("s1", {"data": 1})]
 
 
 def test_save_memo_never_overwrites_a_stored_result(store: Store) -> None:
     assert save_memo(store, "s1", '{"data":"first"}', seq=0) is True
     assert save_memo(store, "s1", '{"data":"second"}', seq=5) is False
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo, m.seq) for m in memos] == [("s1", '{"data":"first"}', 0)]
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo, m.seq) for m in memos] == [("s1", {"data": "first"}, 0)]
 
 
 def test_memos_are_kept_per_run_and_loaded_in_step_order(store: Store) -> None:
     save_memo(store, "b", '"B"', seq=2)
     save_memo(store, "a", '"A"', seq=1)
     save_memo(store, "a", '"other run"', seq=1, run_id="run-2")
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo) for m in memos] == [("a", '"A"'), ("b", '"B"')]
-    other = store.read(lambda c: records.load_memos(c, "run-2"))
-    assert [m.memo for m in other] == ['"other run"']
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo) for m in memos] == [("a", "A"), ("b", "B")]
+    other = store.read(lambda c: step_records.list_steps(c, "run-2"))
+    assert [m.memo for m in other] == ["other run"]
 
 
 def test_memo_text_comes_back_byte_for_byte(store: Store) -> None:
     memo = '{"data": {"b": 1, "a": [1.0, "é\\u00e9", null]}}'  # spacing, order, escapes kept
     save_memo(store, "s", memo)
-    [stored] = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert stored.memo == memo
+    [(text,)] = store.rows("SELECT memo FROM steps WHERE run_id = :r", r="run-1")
+    assert text == memo
+    [stored] = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert stored.memo == json.loads(memo)  # decoded once, in the store
 
 
 # -- run keys (one run per function per event id within 24 h) --------------------------------
@@ -202,23 +204,23 @@ def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> No
 def test_close_history_ends_only_the_open_entry_of_that_step(store: Store) -> None:
     def add(kind: str, step: str, ended: int | None) -> None:
         store.write(
-            lambda c: records.add_history(c, "run-1", kind, "running", 1, ended, step_id=step)
+            lambda c: records.add_history(c, "run-1", kind, "RUNNING", 1, ended, step_id=step)
         )
 
     add("sleep", "s1", None)
     add("sleep", "s1", 2)  # an earlier, already closed entry stays as it was
     add("sleep", "s2", None)
     add("wait", "s1", None)
-    store.write(lambda c: records.close_history(c, "run-1", "sleep", "s1", "done", 9))
-    rows = store.read(lambda c: records.list_history(c, "run-1"))
+    store.write(lambda c: records.close_history(c, "run-1", "sleep", "s1", "COMPLETED", 9))
+    rows = store.read(lambda c: step_records.list_history(c, "run-1"))
     got = [(r.kind, r.step_id, r.status, r.ended_at) for r in rows]
     assert got == [
-        ("sleep", "s1", "done", 9),
-        ("sleep", "s1", "running", 2),
-        ("sleep", "s2", "running", None),
-        ("wait", "s1", "running", None),
+        ("sleep", "s1", "COMPLETED", 9),
+        ("sleep", "s1", "RUNNING", 2),
+        ("sleep", "s2", "RUNNING", None),
+        ("wait", "s1", "RUNNING", None),
     ]
-    assert json.loads(rows[0].detail) == {}
+    assert rows[0].detail == step_records.HistoryDetail()
 
 
 def test_waits_match_only_events_received_after_they_opened(store: Store) -> None:
