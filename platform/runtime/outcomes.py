@@ -30,7 +30,7 @@ from weir.platform.runtime.runs import (
 )
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, wait_records
 from weir.platform.store.run_records import PendingStep, Run
 from weir.platform.vocabulary import (
     HistoryKind,
@@ -288,7 +288,7 @@ def _from_duration(tx: Tx, op: Op) -> int:
 
 
 def _wait(tx: Tx, fn: Function, run: Run, op: Op) -> None:
-    if records.get_wait(tx.conn, run.id, op.id) is not None:
+    if wait_records.get_wait(tx.conn, run.id, op.id) is not None:
         return
     opts = op.opts or {}
     timeout = opts.get("timeout")
@@ -302,7 +302,7 @@ def _wait(tx: Tx, fn: Function, run: Run, op: Op) -> None:
 
 
 def _invoke(tx: Tx, fn: Function, run: Run, op: Op) -> None:
-    if records.get_wait(tx.conn, run.id, op.id) is not None:
+    if wait_records.get_wait(tx.conn, run.id, op.id) is not None:
         return
     opts = op.opts or {}
     timeout = opts.get("timeout")

@@ -14,7 +14,7 @@ from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records
+from weir.platform.store import records, run_records, wait_records
 from weir.platform.store.run_records import NewRun, Run
 from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 
@@ -241,7 +241,7 @@ def finish_run(
     q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
     said = {"status": status, **error_fields(error)}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
-    records.delete_run_waits(tx.conn, run_id)
+    wait_records.delete_run_waits(tx.conn, run_id)
     # What the end sets off (a parent's invoke result, finished events, a released lock) is
     # applied by `finish_hooks.settle` once the transition's own work is done.
     tx.ended.append(Ended(run, status, output, error, http_status))

@@ -1,6 +1,7 @@
 """Named operations on the records of events and runs (all SQL lives in the store).
 
-Tables: events, event_outcomes, run_keys, steps, history, waits (runs: run_records.py).
+Tables: events, event_outcomes, run_keys, steps, history (runs: run_records.py, waits:
+wait_records.py).
 
 Hot statements are built once, with bind parameters: building a SQLAlchemy expression costs
 several times more than executing it (bench/bench_store.py).
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import (
     event_outcomes,
@@ -20,7 +21,6 @@ from weir.platform.store.schema import (
     history,
     run_keys,
     steps,
-    waits,
 )
 
 RUN_KEY_MAX = 128  # run_keys.key's width
@@ -55,12 +55,6 @@ _CLOSE_HISTORY = (
     )
     .values(status=bindparam("b_status"), ended_at=bindparam("b_now"))
 )
-_WAITS_FOR_EVENT = (
-    select(waits)
-    .where(waits.c.event_name == bindparam("name"), waits.c.created_at < bindparam("at"))
-    .order_by(waits.c.id)
-)
-_DELETE_RUN_WAITS = delete(waits).where(waits.c.run_id == bindparam("run"))
 
 
 @dataclass(frozen=True)
@@ -204,32 +198,3 @@ def close_history(
 ) -> None:
     params = {"b_run": run_id, "b_kind": kind, "b_step": step_id, "b_status": status, "b_now": now}
     conn.execute(_CLOSE_HISTORY, params)
-
-
-def insert_wait(conn: Connection, **values: Any) -> int:
-    return int(conn.execute(insert(waits).values(**values).returning(waits.c.id)).scalar_one())
-
-
-def waits_for_event(conn: Connection, event_name: str, received_at: int) -> list[Any]:
-    return list(conn.execute(_WAITS_FOR_EVENT, {"name": event_name, "at": received_at}))
-
-
-def get_wait(conn: Connection, run_id: str, step_id: str) -> Any:
-    query = select(waits).where(waits.c.run_id == run_id, waits.c.step_id == step_id)
-    return conn.execute(query).first()
-
-
-def wait_by_correlation(conn: Connection, correlation_id: str) -> Any:
-    return conn.execute(select(waits).where(waits.c.correlation_id == correlation_id)).first()
-
-
-def delete_wait(conn: Connection, wait_id: int) -> bool:
-    return conn.execute(delete(waits).where(waits.c.id == wait_id)).rowcount == 1
-
-
-def delete_run_waits(conn: Connection, run_id: str) -> None:
-    conn.execute(_DELETE_RUN_WAITS, {"run": run_id})
-
-
-def run_waits(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(select(waits).where(waits.c.run_id == run_id)))

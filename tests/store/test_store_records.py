@@ -5,8 +5,8 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import records, run_records, step_records
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store import records, run_records, step_records, wait_records
+from weir.platform.vocabulary import RunStatus, WaitKind
 
 from tests.support.store_kit import Store
 
@@ -226,27 +226,36 @@ def test_close_history_ends_only_the_open_entry_of_that_step(store: Store) -> No
 def test_waits_match_only_events_received_after_they_opened(store: Store) -> None:
     def wait(run_id: str, created_at: int, name: str = "app/go") -> int:
         return store.write(
-            lambda c: records.insert_wait(
+            lambda c: wait_records.insert_wait(
                 c,
-                kind="wait",
-                run_id=run_id,
-                step_id="w",
-                event_name=name,
-                created_at=created_at,
-                expires_at=created_at + 1000,
+                wait_records.NewWait(
+                    kind=WaitKind.WAIT,
+                    run_id=run_id,
+                    step_id="w",
+                    event_name=name,
+                    created_at=created_at,
+                    expires_at=created_at + 1000,
+                ),
             )
         )
 
     first = wait("run-1", 100)
     wait("run-2", 200)
     wait("run-3", 100, name="app/other")
-    found = store.read(lambda c: records.waits_for_event(c, "app/go", 150))
+    found = store.read(lambda c: wait_records.waits_for_event(c, "app/go", 150))
     assert [w.run_id for w in found] == ["run-1"]
-    assert store.write(lambda c: records.delete_wait(c, first)) is True
-    assert store.write(lambda c: records.delete_wait(c, first)) is False
-    assert store.read(lambda c: records.get_wait(c, "run-2", "w")).created_at == 200
-    store.write(lambda c: records.delete_run_waits(c, "run-2"))
-    assert store.read(lambda c: records.run_waits(c, "run-2")) == []
+    assert store.write(lambda c: wait_records.delete_wait(c, first)) is True
+    assert store.write(lambda c: wait_records.delete_wait(c, first)) is False
+    second = store.read(lambda c: wait_records.get_wait(c, "run-2", "w"))
+    assert second is not None
+    assert (second.kind, second.step, second.created_at, second.expires_at) == (
+        WaitKind.WAIT,
+        "w",
+        200,
+        1200,
+    )
+    store.write(lambda c: wait_records.delete_run_waits(c, "run-2"))
+    assert store.read(lambda c: wait_records.run_waits(c, "run-2")) == []
 
 
 # -- sizes the ingest accepts must fit the store ---------------------------------------------
