@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.service import Platform
+from weir.platform.store.records import StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
@@ -54,16 +55,6 @@ def span(ms: int | None) -> str:
 def pretty_value(value: Any) -> str:
     """A decoded JSON value, indented."""
     return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def pretty(text: str | None) -> str:
-    """Stored JSON text, indented; anything unparsable is shown as it is."""
-    if text is None:
-        return ""
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
-        return text
 
 
 def cursor(at: int, ident: str) -> str:
@@ -132,8 +123,10 @@ OUTCOME_WORDS = {
 }
 
 
-def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) -> dict[str, Any]:
-    payload = json.loads(event.payload)
+def event_row(
+    weir: Platform, event: StoredEvent, runs: list[Any], outcomes: list[Any]
+) -> dict[str, Any]:
+    payload = event.payload
     return {
         "id": event.id,
         "name": event.name,

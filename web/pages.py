@@ -73,7 +73,7 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
                 "id": e.id,
                 "name": e.name,
                 "at": display.clock(e.received_at),
-                "payload": display.pretty(e.payload),
+                "payload": display.pretty_value(e.payload),
             }
             for e in view.events
         ],

@@ -1,6 +1,5 @@
 """The read API for tools and tests, shaped like Inngest's v1 REST API."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -10,6 +9,7 @@ from weir.platform.api.deps import platform
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.platform.store import records, run_records, step_records
+from weir.platform.store.records import StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import RunStatus
@@ -91,8 +91,8 @@ async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResp
     return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id})
 
 
-def event_json(row: Any) -> dict[str, Any]:
-    payload = json.loads(row.payload)
+def event_json(row: StoredEvent) -> dict[str, Any]:
+    payload = row.payload
     return {
         "internal_id": row.id,
         "id": payload.get("id"),

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from weir.platform.store.records import StoredEvent, event_from_row
 from weir.platform.store.run_records import Run, get_run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
@@ -54,7 +55,7 @@ class RunView:
     run: Run
     steps: list[Step]
     history: list[HistoryEntry]
-    events: list[Any]
+    events: list[StoredEvent]
 
 
 # -- runs --------------------------------------------------------------------------------------
@@ -127,15 +128,16 @@ def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Run]:
 
 
 # -- events ------------------------------------------------------------------------------------
-def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[Any]:
-    """Rows in the order of `event_ids` (the first is the run's trigger)."""
+def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[StoredEvent]:
+    """Events in the order of `event_ids` (the first is the run's trigger)."""
     if not event_ids:
         return []
-    rows = {r.id: r for r in conn.execute(select(events).where(events.c.id.in_(event_ids)))}
-    return [rows[i] for i in event_ids if i in rows]
+    query = select(events).where(events.c.id.in_(list(event_ids)))
+    found = {r.id: event_from_row(r) for r in conn.execute(query)}
+    return [found[i] for i in event_ids if i in found]
 
 
-def list_events(conn: Connection, page: EventPage) -> list[Any]:
+def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
     conds: list[ColumnElement[bool]] = []
     if page.name:
         conds.append(events.c.name == page.name)
@@ -148,7 +150,7 @@ def list_events(conn: Connection, page: EventPage) -> list[Any]:
         query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
     else:
         query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
-    rows = list(conn.execute(query.limit(_limit(page.limit))))
+    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
     return rows[::-1] if page.after is not None else rows
 
 

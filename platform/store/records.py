@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import (
     event_outcomes,
@@ -57,14 +57,28 @@ _CLOSE_HISTORY = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
+    """An event as stored: `payload` is the full event object the SDK sees (decoded)."""
+
     id: str
     name: str
-    user_id: str | None
+    user_id: str | None  # the event's own `id`, if the sender set one
     ts: int
     received_at: int
     payload: dict[str, Any]
+
+
+def event_from_row(row: Row[Any]) -> StoredEvent:
+    """The one place an `events` row becomes a `StoredEvent`."""
+    return StoredEvent(
+        id=row.id,
+        name=row.name,
+        user_id=row.user_id,
+        ts=int(row.ts),
+        received_at=int(row.received_at),
+        payload=json.loads(row.payload),
+    )
 
 
 def insert_events(conn: Connection, batch: Sequence[StoredEvent]) -> None:
@@ -90,8 +104,9 @@ def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, 
     return [by_id[i] for i in ids if i in by_id]
 
 
-def get_event(conn: Connection, event_id: str) -> Any:
-    return conn.execute(_GET_EVENT, {"id": event_id}).first()
+def get_event(conn: Connection, event_id: str) -> StoredEvent | None:
+    row = conn.execute(_GET_EVENT, {"id": event_id}).first()
+    return None if row is None else event_from_row(row)
 
 
 def record_outcome(
