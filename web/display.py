@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.service import Platform
-from weir.platform.store.records import StoredEvent
+from weir.platform.store.queries import EventRun
+from weir.platform.store.records import Outcome, StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
@@ -124,7 +125,7 @@ OUTCOME_WORDS = {
 
 
 def event_row(
-    weir: Platform, event: StoredEvent, runs: list[Any], outcomes: list[Any]
+    weir: Platform, event: StoredEvent, runs: list[EventRun], outcomes: list[Outcome]
 ) -> dict[str, Any]:
     payload = event.payload
     return {
@@ -138,12 +139,12 @@ def event_row(
     }
 
 
-def _event_run(weir: Platform, run: Run) -> dict[str, Any]:
+def _event_run(weir: Platform, run: EventRun) -> dict[str, Any]:
     name, _ = function_label(weir, run.function_id)
     return {"id": run.id, "status": run.status, "function": name}
 
 
-def _outcome(weir: Platform, row: Any) -> dict[str, Any]:
+def _outcome(weir: Platform, row: Outcome) -> dict[str, Any]:
     name, _ = function_label(weir, row.function_id)
     words = OUTCOME_WORDS.get(row.outcome, row.outcome.replace("_", " "))
     return {"function": name, "words": words, "detail": row.detail, "run_id": row.run_id}

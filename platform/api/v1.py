@@ -9,7 +9,7 @@ from weir.platform.api.deps import platform
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.platform.store import records, run_records, step_records
-from weir.platform.store.records import StoredEvent
+from weir.platform.store.records import Outcome, StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import RunStatus
@@ -105,7 +105,7 @@ def event_json(row: StoredEvent) -> dict[str, Any]:
     }
 
 
-def outcome_json(weir: Platform, row: Any) -> dict[str, Any]:
+def outcome_json(weir: Platform, row: Outcome) -> dict[str, Any]:
     """Why an event started no run of its own for a function (skipped, merged, duplicate)."""
     fn = weir.registry.by_id.get(row.function_id)
     return {

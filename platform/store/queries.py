@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
-from weir.platform.store.records import StoredEvent, event_from_row
+from weir.platform.store.records import Outcome, StoredEvent, event_from_row, outcome_from_row
 from weir.platform.store.run_records import Run, get_run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
@@ -22,7 +22,7 @@ from weir.platform.store.schema import (
     slots,
 )
 from weir.platform.store.step_records import HistoryEntry, Step, list_history, list_steps
-from weir.platform.vocabulary import QueueKind
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 MAX_PAGE = 200
 
@@ -154,9 +154,18 @@ def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
     return rows[::-1] if page.after is not None else rows
 
 
-def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+@dataclass(frozen=True, slots=True)
+class EventRun:
+    """A run an event is part of, as the events list shows it."""
+
+    id: str
+    status: RunStatus
+    function_id: str
+
+
+def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[EventRun]]:
     """For each event, the runs it is part of (started, or batched into)."""
-    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    found: dict[str, list[EventRun]] = {e: [] for e in event_ids}
     if not event_ids:
         return found
     query = (
@@ -166,18 +175,18 @@ def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list
         .order_by(runs.c.id)
     )
     for row in conn.execute(query):
-        found[row.event_id].append(row)
+        found[row.event_id].append(EventRun(row.id, RunStatus(row.status), row.function_id))
     return found
 
 
-def outcomes_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+def outcomes_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Outcome]]:
     """For each event, why a function started no run of its own (rate limited, ...)."""
-    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    found: dict[str, list[Outcome]] = {e: [] for e in event_ids}
     if not event_ids:
         return found
     query = select(event_outcomes).where(event_outcomes.c.event_id.in_(list(event_ids)))
     for row in conn.execute(query.order_by(event_outcomes.c.id)):
-        found[row.event_id].append(row)
+        found[row.event_id].append(outcome_from_row(row))
     return found
 
 

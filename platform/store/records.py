@@ -104,6 +104,32 @@ def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, 
     return [by_id[i] for i in ids if i in by_id]
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What admission decided for an (event, function) pair that started no run of its own."""
+
+    id: int
+    event_id: str
+    function_id: str
+    outcome: str  # an EventOutcome value, or a gate's own word ("throttled")
+    run_id: str | None  # the run the event went to instead, if any
+    detail: str
+    at: int
+
+
+def outcome_from_row(row: Row[Any]) -> Outcome:
+    """The one place an `event_outcomes` row becomes an `Outcome`."""
+    return Outcome(
+        id=int(row.id),
+        event_id=row.event_id,
+        function_id=row.function_id,
+        outcome=row.outcome,
+        run_id=row.run_id,
+        detail=row.detail or "",
+        at=int(row.at),
+    )
+
+
 def get_event(conn: Connection, event_id: str) -> StoredEvent | None:
     row = conn.execute(_GET_EVENT, {"id": event_id}).first()
     return None if row is None else event_from_row(row)
@@ -159,9 +185,9 @@ def claim_run_key(
     return None
 
 
-def outcomes_for_event(conn: Connection, event_id: str) -> list[Any]:
+def outcomes_for_event(conn: Connection, event_id: str) -> list[Outcome]:
     query = select(event_outcomes).where(event_outcomes.c.event_id == event_id)
-    return list(conn.execute(query.order_by(event_outcomes.c.id)))
+    return [outcome_from_row(r) for r in conn.execute(query.order_by(event_outcomes.c.id))]
 
 
 def save_memo(
