@@ -80,7 +80,7 @@ async def replay(event_id: str, weir: Platform = Depends(platform)) -> Response:
     found = await weir.read(lambda c: queries.events_by_ids(c, [event_id]))
     if not found:
         return back("/events", problem=f"There is no event with id {event_id}.")
-    original: dict[str, Any] = json.loads(found[0].payload)
+    original: dict[str, Any] = dict(found[0].payload)
     # A replay is a new event: same name, data and user, a fresh id and timestamp.
     fresh = {k: original[k] for k in ("name", "data", "user") if k in original}
     try:

@@ -9,6 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.service import Platform
+from weir.platform.store.queries import EventRun
+from weir.platform.store.records import Outcome, StoredEvent
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
@@ -50,14 +53,9 @@ def span(ms: int | None) -> str:
     return f"{hours} h {minutes} min"
 
 
-def pretty(text: str | None) -> str:
-    """Stored JSON text, indented; anything unparsable is shown as it is."""
-    if text is None:
-        return ""
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
-        return text
+def pretty_value(value: Any) -> str:
+    """A decoded JSON value, indented."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def cursor(at: int, ident: str) -> str:
@@ -81,11 +79,11 @@ def function_label(weir: Platform, function_id: str) -> tuple[str, str]:
     return fn.config.name or fn.slug, fn.slug
 
 
-def run_row(weir: Platform, run: Any, trigger: str, now: int) -> dict[str, Any]:
+def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
     name, slug = function_label(weir, run.function_id)
     began = run.started_at
     finished = run.ended_at if run.ended_at is not None else (now if began else None)
-    waiting = json.loads(run.waiting) if run.waiting else None
+    waiting = run.waiting
     return {
         "id": run.id,
         "status": run.status,
@@ -101,19 +99,18 @@ def run_row(weir: Platform, run: Any, trigger: str, now: int) -> dict[str, Any]:
     }
 
 
-def trigger_of(run: Any, names: dict[str, str]) -> str:
+def trigger_of(run: Run, names: dict[str, str]) -> str:
     if run.cron:
         return f"cron {run.cron}"
-    ids = json.loads(run.event_ids)
+    ids = run.event_ids
     if not ids:
         return ""
     first = names.get(ids[0], "")
     return f"{first} (+{len(ids) - 1} more)" if len(ids) > 1 else first
 
 
-def first_event_ids(rows: list[Any]) -> list[str]:
-    found = [json.loads(r.event_ids)[:1] for r in rows]
-    return [ids[0] for ids in found if ids]
+def first_event_ids(rows: list[Run]) -> list[str]:
+    return [r.trigger_id for r in rows if r.trigger_id is not None]
 
 
 OUTCOME_WORDS = {
@@ -127,8 +124,10 @@ OUTCOME_WORDS = {
 }
 
 
-def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) -> dict[str, Any]:
-    payload = json.loads(event.payload)
+def event_row(
+    weir: Platform, event: StoredEvent, runs: list[EventRun], outcomes: list[Outcome]
+) -> dict[str, Any]:
+    payload = event.payload
     return {
         "id": event.id,
         "name": event.name,
@@ -140,12 +139,12 @@ def event_row(weir: Platform, event: Any, runs: list[Any], outcomes: list[Any]) 
     }
 
 
-def _event_run(weir: Platform, run: Any) -> dict[str, Any]:
+def _event_run(weir: Platform, run: EventRun) -> dict[str, Any]:
     name, _ = function_label(weir, run.function_id)
     return {"id": run.id, "status": run.status, "function": name}
 
 
-def _outcome(weir: Platform, row: Any) -> dict[str, Any]:
+def _outcome(weir: Platform, row: Outcome) -> dict[str, Any]:
     name, _ = function_label(weir, row.function_id)
     words = OUTCOME_WORDS.get(row.outcome, row.outcome.replace("_", " "))
     return {"function": name, "words": words, "detail": row.detail, "run_id": row.run_id}

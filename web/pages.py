@@ -8,7 +8,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
 from weir.platform.store import queries
-from weir.platform.vocabulary import ENDED, RunStatus
+from weir.platform.store.step_records import Step
+from weir.platform.vocabulary import RunStatus
 from weir.web import data, display, timeline
 from weir.web.errors import NotFound
 from weir.web.render import page
@@ -60,8 +61,8 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
     trigger = display.trigger_of(run, {e.id: e.name for e in view.events})
     return {
         "run": display.run_row(weir, run, trigger, now),
-        "ended": run.status in ENDED,
-        "output": display.pretty(run.output),
+        "ended": run.ended,
+        "output": display.pretty_value(run.output) if run.ended else "",
         "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
         "bars": timeline.waterfall(run, view.history, names, now),
         "reasons": timeline.waiting_reasons(run, view.history, now),
@@ -72,17 +73,17 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
                 "id": e.id,
                 "name": e.name,
                 "at": display.clock(e.received_at),
-                "payload": display.pretty(e.payload),
+                "payload": display.pretty_value(e.payload),
             }
             for e in view.events
         ],
-        "warnings": json.loads(run.warnings),
+        "warnings": list(run.warnings),
         "can_rerun": bool(view.events) and run.function_id in weir.registry.by_id,
     }
 
 
-def _step(step: Any) -> dict[str, Any]:
-    memo = json.loads(step.memo)
+def _step(step: Step) -> dict[str, Any]:
+    memo = step.memo
     wrapped = isinstance(memo, dict) and step.op in ("StepRun", "StepFailed", "InvokeFunction")
     error = memo.get("error") if wrapped else None
     value = memo.get("data") if wrapped else memo

@@ -4,11 +4,12 @@ Every bar is placed as a percentage of the run's whole span (queued -> ended, or
 template only sets `left` and `width`; no layout happens in the browser.
 """
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
+from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import HistoryEntry
+from weir.platform.vocabulary import HistoryKind, RunStatus, StepStatus
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
@@ -26,7 +27,9 @@ class Bar:
     note: str = ""
 
 
-def waterfall(run: Any, rows: list[Any], step_names: dict[str, str], now: int) -> list[Bar]:
+def waterfall(
+    run: Run, rows: list[HistoryEntry], step_names: dict[str, str], now: int
+) -> list[Bar]:
     t0 = run.created_at
     t1 = max([run.ended_at or now, *(_end(r, now) for r in rows)])
     place = _Placer(t0, max(t1 - t0, 1))
@@ -49,11 +52,11 @@ class _Placer:
         return round(left, 3), round(min(width, 100 - left + MIN_WIDTH), 3)
 
 
-def _end(row: Any, now: int) -> int:
-    return int(row.ended_at if row.ended_at is not None else now)
+def _end(row: HistoryEntry, now: int) -> int:
+    return row.ended_at if row.ended_at is not None else now
 
 
-def _queued(run: Any, place: _Placer, now: int) -> Bar:
+def _queued(run: Run, place: _Placer, now: int) -> Bar:
     began = run.started_at if run.started_at is not None else (run.ended_at or now)
     left, width = place(run.created_at, began)
     status = StepStatus.COMPLETED if run.started_at is not None else run.status
@@ -62,11 +65,10 @@ def _queued(run: Any, place: _Placer, now: int) -> Bar:
     )
 
 
-def _bar(row: Any, names: dict[str, str], place: _Placer, now: int) -> Bar:
+def _bar(row: HistoryEntry, names: dict[str, str], place: _Placer, now: int) -> Bar:
     end = _end(row, now)
     left, width = place(row.started_at, end)
-    detail = json.loads(row.detail)
-    label, note = _describe(row, detail, names)
+    label, note = _describe(row, names)
     status = (
         row.status
         if row.ended_at is not None or row.kind == HistoryKind.CALL
@@ -76,34 +78,34 @@ def _bar(row: Any, names: dict[str, str], place: _Placer, now: int) -> Bar:
     return Bar(label, row.kind, status, clock(row.started_at), took, left, width, note)
 
 
-def _describe(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tuple[str, str]:
+def _describe(row: HistoryEntry, names: dict[str, str]) -> tuple[str, str]:
     name = row.name or names.get(row.step_id or "", "") or (row.step_id or "")
+    detail = row.detail
     if row.kind == HistoryKind.CALL:
-        return _call_label(row, detail, names)
+        return _call_label(row, names)
     if row.kind == HistoryKind.SLEEP:
-        return f"Sleep · {name}", f"until {clock(detail.get('until'))}"
+        return f"Sleep · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.WAIT:
-        until = clock(detail.get("until"))
-        return f"Wait for event {detail.get('event', '')} · {name}", f"until {until}"
+        return f"Wait for event {detail.event} · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.INVOKE:
-        return f"Invoke {detail.get('function', '')} · {name}", ""
+        return f"Invoke {detail.function} · {name}", ""
     return f"{row.kind} · {name}", ""
 
 
-def _call_label(row: Any, detail: dict[str, Any], names: dict[str, str]) -> tuple[str, str]:
-    ops = [o for o in detail.get("ops") or [] if isinstance(o, dict)]
-    reported = ", ".join(f"{o.get('op')} {o.get('name') or o.get('id')}" for o in ops)
-    target = names.get(row.step_id, "") if row.step_id != "step" else ""
+def _call_label(row: HistoryEntry, names: dict[str, str]) -> tuple[str, str]:
+    detail = row.detail
+    reported = ", ".join(f"{o.op} {o.name or o.id}" for o in detail.ops)
+    target = names.get(row.step_id or "", "") if row.step_id != "step" else ""
     label = f"Call{' · ' + target if target else ''} · attempt {row.attempt + 1}"
-    if "error" in detail:
-        error = detail["error"] or {}
+    if detail.error is not None:
+        error = detail.error
         return label, f"error: {error.get('name', 'Error')}: {error.get('message', '')}"
-    if detail.get("result") == "completed":
+    if detail.returned:
         return label, "function returned"
     return label, reported
 
 
-def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None:
+def _backoff(row: HistoryEntry, later: list[HistoryEntry], run: Run, place: _Placer) -> Bar | None:
     """The pause between a failed attempt and the next one (or the one still to come)."""
     if row.kind != HistoryKind.CALL or row.status != StepStatus.FAILED or row.ended_at is None:
         return None
@@ -112,7 +114,7 @@ def _backoff(row: Any, later: list[Any], run: Any, place: _Placer) -> Bar | None
         return _backoff_bar(
             row.ended_at, nxt.started_at, row.attempt + 2, place, StepStatus.COMPLETED
         )
-    waiting = json.loads(run.waiting) if run.waiting else {}
+    waiting = run.waiting or {}
     if nxt is None and waiting.get("gate") == "retry" and waiting.get("until_ms"):
         return _backoff_bar(
             row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, StepStatus.WAITING
@@ -126,12 +128,12 @@ def _backoff_bar(start: int, end: int, attempt: int, place: _Placer, status: str
     return Bar(label, "backoff", status, clock(start), span(max(end - start, 0)), left, width)
 
 
-def waiting_reasons(run: Any, rows: list[Any], now: int) -> list[str]:
+def waiting_reasons(run: Run, rows: list[HistoryEntry], now: int) -> list[str]:
     """Why the run is not moving, most specific first; empty for a moving or ended run."""
-    if run.status in ENDED:
+    if run.ended:
         return []
     reasons: list[str] = []
-    waiting = json.loads(run.waiting) if run.waiting else None
+    waiting = run.waiting
     if isinstance(waiting, dict) and waiting.get("words"):
         reasons.append(str(waiting["words"]) + _left(waiting.get("until_ms"), now))
     for row in rows:
@@ -140,23 +142,23 @@ def waiting_reasons(run: Any, rows: list[Any], now: int) -> list[str]:
             HistoryKind.WAIT,
             HistoryKind.INVOKE,
         ):
-            reasons.append(_open_words(row, json.loads(row.detail), now))
+            reasons.append(_open_words(row, now))
     if not reasons and run.status == RunStatus.QUEUED:
         reasons.append("queued: waiting for a worker to pick it up")
     return reasons
 
 
-def _open_words(row: Any, detail: dict[str, Any], now: int) -> str:
+def _open_words(row: HistoryEntry, now: int) -> str:
     name = row.name or row.step_id
+    detail = row.detail
     if row.kind == HistoryKind.SLEEP:
-        until = detail.get("until")
-        return f"sleeping until {clock(until)} (step {name}){_left(until, now)}"
+        return f"sleeping until {clock(detail.until)} (step {name}){_left(detail.until, now)}"
     if row.kind == HistoryKind.WAIT:
-        event, until = detail.get("event", ""), detail.get("until")
-        condition = f" where {detail['if']}" if detail.get("if") else ""
-        text = f"waiting for event {event}{condition} until {clock(until)} (step {name})"
-        return text + _left(until, now)
-    return f"waiting for the invoked function {detail.get('function', '')} (step {name})"
+        condition = f" where {detail.expression}" if detail.expression else ""
+        until = clock(detail.until)
+        text = f"waiting for event {detail.event}{condition} until {until} (step {name})"
+        return text + _left(detail.until, now)
+    return f"waiting for the invoked function {detail.function} (step {name})"
 
 
 def _left(until: Any, now: int) -> str:

@@ -29,7 +29,9 @@ from weir.platform.api.deps import platform
 from weir.platform.functions.describe import describe_trigger
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.platform.store import queries
+from weir.platform.store import queries, step_records
+from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
 
 router = APIRouter(prefix="/v0")
@@ -109,7 +111,7 @@ def function_json(fn: Function) -> dict[str, Any]:
     }
 
 
-def _run_json(weir: Platform, run: Any) -> dict[str, Any]:
+def _run_json(weir: Platform, run: Run) -> dict[str, Any]:
     fn = weir.registry.by_id.get(run.function_id)
     return {
         "id": run.id,
@@ -120,7 +122,7 @@ def _run_json(weir: Platform, run: Any) -> dict[str, Any]:
         "startedAt": iso(run.started_at),
         "endedAt": iso(run.ended_at),
         "finishedAt": iso(run.ended_at),
-        "output": run.output,
+        "output": _text(run.output) if run.ended else None,
     }
 
 
@@ -143,8 +145,8 @@ async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
         "id": row.id,
         "name": row.name,
         "createdAt": iso(row.received_at),
-        "raw": row.payload,
-        "payload": row.payload,
+        "raw": _text(row.payload),
+        "payload": _text(row.payload),
         "totalRuns": len(run_rows),
         "pendingRuns": len(run_rows) - len(ended),
         "functionRuns": [_run_json(weir, r) for r in run_rows],
@@ -183,7 +185,7 @@ async def resolve_run_trigger(_: Any, info: Info, runID: str) -> Any:
     return {
         "eventName": first.name if first is not None else None,
         "IDs": [e.id for e in view.events],
-        "payloads": [e.payload for e in view.events],
+        "payloads": [_text(e.payload) for e in view.events],
         "timestamp": iso(first.received_at if first is not None else view.run.created_at),
         "isBatch": view.run.batch_id is not None,
         "batchID": view.run.batch_id,
@@ -200,10 +202,10 @@ async def resolve_output(_: Any, info: Info, outputID: str) -> Any:
         if view is None:
             raise GraphQLError(f"unknown output id {outputID!r}")
         return run_output(view.run)
-    step = await weir.read(lambda c: queries.get_step(c, run_id, step_id))
+    step = await weir.read(lambda c: step_records.get_step(c, run_id, step_id))
     if step is None:
         raise GraphQLError(f"unknown output id {outputID!r}")
-    return step_output(step.op, json.loads(step.memo))
+    return step_output(step.op, step.memo)
 
 
 @query.field("functions")
@@ -213,12 +215,12 @@ async def resolve_functions(_: Any, info: Info) -> Any:
 
 
 # -- outputs -----------------------------------------------------------------------------------
-def run_output(run: Any) -> dict[str, Any]:
-    if run.output is None:
+def run_output(run: Run) -> dict[str, Any]:
+    if not run.ended:
         return {"data": None, "error": None}
     if run.status == RunStatus.COMPLETED:
-        return {"data": run.output, "error": None}
-    return {"data": None, "error": error_json(json.loads(run.output))}
+        return {"data": _text(run.output), "error": None}
+    return {"data": None, "error": error_json(run.output)}
 
 
 def step_output(op: str, memo: Any) -> dict[str, Any]:
@@ -254,7 +256,7 @@ def root_span(view: queries.RunView, weir: Platform) -> dict[str, Any]:
         name=fn.config.name if fn else run.function_id,
         status=run.status,
         times=(run.created_at, run.started_at, run.ended_at),
-        output=output_id(run.id) if run.output is not None else None,
+        output=output_id(run.id) if run.ended else None,
         children=children,
     ) | {"isRoot": True, "attempts": None}
 
@@ -274,8 +276,8 @@ def step_spans(view: queries.RunView) -> list[dict[str, Any]]:
     return spans
 
 
-def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]:
-    memo = json.loads(step.memo)
+def _step_span(view: queries.RunView, step: Step, started: int) -> dict[str, Any]:
+    memo = step.memo
     failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED
     return _span(
         span_id=step.step_id,
@@ -292,7 +294,7 @@ def _step_span(view: queries.RunView, step: Any, started: int) -> dict[str, Any]
     }
 
 
-def _open_span(run_id: str, row: Any) -> dict[str, Any]:
+def _open_span(run_id: str, row: HistoryEntry) -> dict[str, Any]:
     return _span(
         span_id=row.step_id or str(row.id),
         name=row.name or row.step_id or row.kind,
@@ -333,22 +335,15 @@ def _span(
     }
 
 
-def _first_start(rows: list[Any], step_id: str) -> int | None:
+def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     starts = [r.started_at for r in rows if r.step_id == step_id]
     return min(starts) if starts else None
 
 
-def attempts(rows: list[Any], step_id: str) -> int:
+def attempts(rows: list[HistoryEntry], step_id: str) -> int:
     """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
-    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and _call_mentions(r, step_id)]
+    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and r.mentions(step_id)]
     return max(tries) + 1 if tries else 1
-
-
-def _call_mentions(row: Any, step_id: str) -> bool:
-    if row.step_id == step_id:
-        return True
-    ops = json.loads(row.detail).get("ops") or []
-    return any(op.get("id") == step_id for op in ops if isinstance(op, dict))
 
 
 SCHEMA = make_executable_schema(

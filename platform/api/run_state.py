@@ -1,6 +1,5 @@
 """The run-state API the SDK calls when a request says `use_api` (docs/protocol.md §7.3)."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -8,7 +7,7 @@ from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.service import Platform
-from weir.platform.store import records
+from weir.platform.store import records, run_records, step_records
 
 router = APIRouter(prefix="/v0/runs")
 
@@ -16,8 +15,8 @@ router = APIRouter(prefix="/v0/runs")
 @router.get("/{run_id}/batch", responses=docs.errors(401, 404))
 async def run_events(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     def load(conn: Any) -> list[dict[str, Any]] | None:
-        run = records.get_run(conn, run_id)
-        return None if run is None else records.load_event_payloads(conn, json.loads(run.event_ids))
+        run = run_records.get_run(conn, run_id)
+        return None if run is None else records.load_event_payloads(conn, list(run.event_ids))
 
     found = await weir.read(load)
     return _missing(run_id) if found is None else JSONResponse(found)
@@ -26,9 +25,9 @@ async def run_events(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
 @router.get("/{run_id}/actions", responses=docs.errors(401, 404))
 async def run_steps(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     def load(conn: Any) -> dict[str, Any] | None:
-        if records.get_run(conn, run_id) is None:
+        if run_records.get_run(conn, run_id) is None:
             return None
-        return {m.step_id: json.loads(m.memo) for m in records.load_memos(conn, run_id)}
+        return {m.step_id: m.memo for m in step_records.list_steps(conn, run_id)}
 
     found = await weir.read(load)
     return _missing(run_id) if found is None else JSONResponse(found)

@@ -1,6 +1,5 @@
 """The read API for tools and tests, shaped like Inngest's v1 REST API."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -9,7 +8,10 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
-from weir.platform.store import records
+from weir.platform.store import records, run_records, step_records
+from weir.platform.store.records import Outcome, StoredEvent
+from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import RunStatus
 
 router = APIRouter(prefix="/v1")
@@ -43,7 +45,7 @@ async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONRe
 
 @router.get("/events/{event_id}/runs", responses=docs.errors(401))
 async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    rows = await weir.read(lambda c: records.runs_for_event(c, event_id))
+    rows = await weir.read(lambda c: run_records.runs_for_event(c, event_id))
     return _ok(weir, [run_json(weir, row) for row in rows])
 
 
@@ -51,9 +53,9 @@ async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONR
 async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     found = await weir.read(
         lambda c: (
-            records.get_run(c, run_id),
-            records.list_steps(c, run_id),
-            records.list_history(c, run_id),
+            run_records.get_run(c, run_id),
+            step_records.list_steps(c, run_id),
+            step_records.list_history(c, run_id),
         )
     )
     run, steps, history = found
@@ -68,7 +70,7 @@ async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRespon
 
 @router.delete("/runs/{run_id}", responses=docs.errors(401, 404))
 async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    run = await weir.read(lambda c: records.get_run(c, run_id))
+    run = await weir.read(lambda c: run_records.get_run(c, run_id))
     if run is None:
         return _missing("run", run_id)
     cancelled = await weir.cancel(run_id)
@@ -79,7 +81,7 @@ async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
 async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     """Start a new run of the run's function from the same event(s), past the pre-run gates
     (runtime/rerun.py); answers the new run's id."""
-    run = await weir.read(lambda c: records.get_run(c, run_id))
+    run = await weir.read(lambda c: run_records.get_run(c, run_id))
     if run is None:
         return _missing("run", run_id)
     try:
@@ -89,8 +91,8 @@ async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResp
     return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id})
 
 
-def event_json(row: Any) -> dict[str, Any]:
-    payload = json.loads(row.payload)
+def event_json(row: StoredEvent) -> dict[str, Any]:
+    payload = row.payload
     return {
         "internal_id": row.id,
         "id": payload.get("id"),
@@ -103,7 +105,7 @@ def event_json(row: Any) -> dict[str, Any]:
     }
 
 
-def outcome_json(weir: Platform, row: Any) -> dict[str, Any]:
+def outcome_json(weir: Platform, row: Outcome) -> dict[str, Any]:
     """Why an event started no run of its own for a function (skipped, merged, duplicate)."""
     fn = weir.registry.by_id.get(row.function_id)
     return {
@@ -115,9 +117,8 @@ def outcome_json(weir: Platform, row: Any) -> dict[str, Any]:
     }
 
 
-def run_json(weir: Platform, run: Any) -> dict[str, Any]:
+def run_json(weir: Platform, run: Run) -> dict[str, Any]:
     fn = weir.registry.by_id.get(run.function_id)
-    event_ids = json.loads(run.event_ids)
     return {
         "run_id": run.id,
         "function_id": fn.slug if fn else run.function_id,
@@ -125,29 +126,29 @@ def run_json(weir: Platform, run: Any) -> dict[str, Any]:
         "queued_at": run.created_at,
         "run_started_at": run.started_at,
         "ended_at": run.ended_at,
-        "output": json.loads(run.output) if run.output is not None else None,
-        "event_id": event_ids[0] if event_ids else None,
-        "event_ids": event_ids,
+        "output": run.output,
+        "event_id": run.trigger_id,
+        "event_ids": list(run.event_ids),
         "batch_id": run.batch_id,
         "cron": run.cron,
         "original_run_id": run.original_run_id,
-        "waiting": json.loads(run.waiting) if run.waiting else None,
-        "warnings": json.loads(run.warnings),
+        "waiting": run.waiting,
+        "warnings": list(run.warnings),
     }
 
 
-def step_json(row: Any) -> dict[str, Any]:
+def step_json(row: Step) -> dict[str, Any]:
     return {
         "id": row.step_id,
         "name": row.name,
         "op": row.op,
         "seq": row.seq,
-        "result": json.loads(row.memo),
+        "result": row.memo,
         "at": row.at,
     }
 
 
-def history_json(row: Any) -> dict[str, Any]:
+def history_json(row: HistoryEntry) -> dict[str, Any]:
     return {
         "kind": row.kind,
         "step_id": row.step_id,
@@ -156,5 +157,5 @@ def history_json(row: Any) -> dict[str, Any]:
         "status": row.status,
         "started_at": row.started_at,
         "ended_at": row.ended_at,
-        "detail": json.loads(row.detail),
+        "detail": row.detail.data,
     }

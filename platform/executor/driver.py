@@ -6,7 +6,6 @@ The outcome goes back to the caller, which applies it through the runtime
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 from collections.abc import Callable
@@ -29,10 +28,10 @@ from weir.platform.executor.response import (
 )
 from weir.platform.registry import Function, Registry
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import records, run_records, step_records
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
-from weir.platform.vocabulary import ENDED, RunStatus
+from weir.platform.vocabulary import RunStatus
 
 log = logging.getLogger("weir.executor")
 
@@ -52,12 +51,12 @@ def load_call_state(
     conn: Connection, run_id: str, events: list[dict[str, Any]] | None = None
 ) -> CallState | None:
     """The run, its trigger events (unless the caller has them already) and its memos."""
-    run = records.get_run(conn, run_id)
+    run = run_records.get_run(conn, run_id)
     if run is None:
         return None
     if events is None:
-        events = records.load_event_payloads(conn, json.loads(run.event_ids))
-    return CallState(run=run, events=events, memos=records.load_memos(conn, run_id))
+        events = records.load_event_payloads(conn, list(run.event_ids))
+    return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
@@ -98,7 +97,7 @@ class Driver:
         run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
         state = await self._state(item.run_id or "")
-        if fn is None or state is None or state.run.status in ENDED:
+        if fn is None or state is None or state.run.ended:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
         started = self.clock.now_ms()

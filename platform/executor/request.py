@@ -1,12 +1,13 @@
 """Building the invocation request for a run (docs/protocol.md §7)."""
 
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import rfc8785
 from weir.platform.registry import Function
+from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import Step
 
 REQUEST_VERSION = 2
 MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself
@@ -16,9 +17,9 @@ MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and step
 class CallState:
     """What a call needs, read in one go before the HTTP request."""
 
-    run: Any
+    run: Run
     events: list[dict[str, Any]]
-    memos: list[Any]  # rows of (step_id, memo, seq), in completion order
+    memos: list[Step]  # in completion order
 
 
 def attempts_allowed(fn: Function) -> int:
@@ -50,7 +51,7 @@ def _body(
     body: dict[str, Any] = {
         "event": state.events[0] if state.events else {"name": "", "data": {}},
         "events": [] if use_api else state.events,
-        "steps": {} if use_api else {m.step_id: json.loads(m.memo) for m in state.memos},
+        "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
         "ctx": {
             "run_id": state.run.id,
             "attempt": attempt,

@@ -7,8 +7,6 @@ request is retried with the function's retries and backoff, and when none remain
 retrying cannot help) `{"error": ...}` is saved, which the SDK raises in the function.
 """
 
-from typing import Any
-
 from weir.platform.executor.ai import AIResult
 from weir.platform.executor.ai_opts import shown_url
 from weir.platform.executor.request import attempts_allowed
@@ -20,14 +18,15 @@ from weir.platform.registry import Function
 from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
-from weir.platform.vocabulary import ENDED, HistoryKind, QueueKind, StepStatus
+from weir.platform.store import records, run_records
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus
 
 KIND = QueueKind.AI
 SPAN = HistoryKind.AI
 
 
-def open_call(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def open_call(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     """Queue the request once per step (a replayed op finds it queued or done)."""
     payload = {"step_id": op.id, "name": op.display_name, "opts": op.opts}
     dedupe = f"ai:{run.id}:{op.id}"
@@ -50,8 +49,8 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
     run_id = item.run_id or ""
     step_id = str(item.payload["step_id"])
     name = str(item.payload.get("name", ""))
-    run = records.get_run(tx.conn, run_id)
-    if run is None or run.status in ENDED:
+    run = run_records.get_run(tx.conn, run_id)
+    if run is None or run.ended:
         q.finish(tx.conn, item, tx.now)
         return
     if result.error is None:

@@ -1,6 +1,5 @@
 """Cancel-on subscriptions: an incoming event that matches cancels the run between steps."""
 
-import json
 from typing import Any
 
 from weir.platform.gates import cancel_on
@@ -8,33 +7,37 @@ from weir.platform.ids import id_time_ms
 from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import cancel_run, first_event
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import run_records, wait_records
+from weir.platform.store.run_records import Run
+from weir.platform.store.wait_records import NewWait, Wait
 from weir.platform.vocabulary import WaitKind
 
 
 def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_at: int) -> None:
-    records.insert_wait(
+    wait_records.insert_wait(
         tx.conn,
-        kind=WaitKind.CANCEL,
-        run_id=run_id,
-        step_id=None,
-        event_name=event,
-        expression=expression,
-        created_at=tx.now,
-        expires_at=expires_at,
+        NewWait(
+            kind=WaitKind.CANCEL,
+            run_id=run_id,
+            step_id=None,
+            event_name=event,
+            expression=expression,
+            created_at=tx.now,
+            expires_at=expires_at,
+        ),
     )
 
 
-def try_cancel(tx: Tx, wait: Any, event_id: str, payload: dict[str, Any]) -> None:
-    run = records.get_run(tx.conn, wait.run_id)
+def try_cancel(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> None:
+    run = run_records.get_run(tx.conn, wait.run_id)
     if run is None or not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
         return
     if expression_holds(wait.expression, {"event": first_event(tx, run.id), "async": payload}):
         cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})")
 
 
-def _window(wait: Any, run: Any) -> cancel_on.CancelWindow:
-    triggers = tuple(json.loads(run.event_ids))
+def _window(wait: Wait, run: Run) -> cancel_on.CancelWindow:
+    triggers = run.event_ids
     return cancel_on.CancelWindow(run.id, triggers, run.created_at, wait.expires_at)
 
 

@@ -6,7 +6,6 @@ consequences once the transition's own work is done. They may end more runs (a f
 admits a singleton run that cancels another), so it goes on until none is left.
 """
 
-import json
 from typing import Any
 
 from weir.platform.runtime import events, flow
@@ -14,6 +13,7 @@ from weir.platform.runtime.invoke import resolve_parent
 from weir.platform.runtime.runs import NO_FOLLOW_UP
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import records
+from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import RunStatus, SystemEvent
 
 
@@ -26,7 +26,7 @@ def settle(tx: Tx) -> None:
 
 def after_finish(
     tx: Tx,
-    run: Any,
+    run: Run,
     status: str,
     output: Any,
     error: dict[str, Any] | None,
@@ -36,7 +36,7 @@ def after_finish(
         memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
         resolve_parent(tx, run.correlation_id, memo)
     flow.after_finish(tx, run)
-    trigger_events = records.load_event_payloads(tx.conn, json.loads(run.event_ids))
+    trigger_events = records.load_event_payloads(tx.conn, list(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
     if status == RunStatus.FAILED:
@@ -62,7 +62,7 @@ def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:
 
 def _emit_finished(
     tx: Tx,
-    run: Any,
+    run: Run,
     status: str,
     output: Any,
     error: dict[str, Any] | None,

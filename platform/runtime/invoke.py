@@ -5,7 +5,9 @@ from typing import Any
 from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import records, wait_records
+from weir.platform.store.run_records import Run
+from weir.platform.store.wait_records import NewWait
 from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, SystemEvent, WaitKind
 
 DEFAULT_TIMEOUT_MS = 365 * 24 * 3600 * 1000
@@ -18,7 +20,7 @@ TIMEOUT_ERROR = {
 
 def start_invoke(
     tx: Tx,
-    run: Any,
+    run: Run,
     fn_slug: str,
     step_id: str,
     name: str,
@@ -29,15 +31,17 @@ def start_invoke(
     starts it, for the caller to emit (admission, below, resolves the wait when it fails)."""
     correlation = f"{run.id}.{step_id}"
     expires = tx.now + (timeout_ms or DEFAULT_TIMEOUT_MS)
-    records.insert_wait(
+    wait_records.insert_wait(
         tx.conn,
-        kind=WaitKind.INVOKE,
-        run_id=run.id,
-        step_id=step_id,
-        event_name=SystemEvent.FUNCTION_FINISHED,
-        correlation_id=correlation,
-        created_at=tx.now,
-        expires_at=expires,
+        NewWait(
+            kind=WaitKind.INVOKE,
+            run_id=run.id,
+            step_id=step_id,
+            event_name=SystemEvent.FUNCTION_FINISHED,
+            correlation_id=correlation,
+            created_at=tx.now,
+            expires_at=expires,
+        ),
     )
     enqueue_timer(
         tx,
@@ -51,7 +55,7 @@ def start_invoke(
 
 
 def _invoke_data(
-    run: Any, fn_slug: str, correlation: str, name: str, opts: dict[str, Any], expires: int
+    run: Run, fn_slug: str, correlation: str, name: str, opts: dict[str, Any], expires: int
 ) -> dict[str, Any]:
     payload = opts.get("payload") or {}
     data = dict(payload.get("data") or {})
@@ -72,19 +76,19 @@ def _dedupe(correlation: str) -> str:
 
 
 def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
-    wait = records.wait_by_correlation(tx.conn, correlation)
-    if wait is None or not records.delete_wait(tx.conn, wait.id):
+    wait = wait_records.wait_by_correlation(tx.conn, correlation)
+    if wait is None or not wait_records.delete_wait(tx.conn, wait.id):
         return
     q.remove_by_dedupe(tx.conn, _dedupe(correlation))
     records.close_history(
         tx.conn,
         wait.run_id,
         HistoryKind.INVOKE,
-        wait.step_id,
+        wait.step,
         StepStatus.FAILED if "error" in memo else StepStatus.COMPLETED,
         tx.now,
     )
-    resolve_step(tx, wait.run_id, wait.step_id, memo, op="InvokeFunction")
+    resolve_step(tx, wait.run_id, wait.step, memo, op="InvokeFunction")
 
 
 def fail_invoke(tx: Tx, payload: dict[str, Any], message: str) -> None:

@@ -1,6 +1,5 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
-import json
 from typing import Any
 
 from weir.platform.executor.request import attempts_allowed
@@ -26,15 +25,14 @@ from weir.platform.runtime.runs import (
     finish_run,
     mark_started,
     resolve_step,
-    run_limits,
     run_note,
-    started_changes,
+    starts_at,
 )
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import records, run_records, wait_records
+from weir.platform.store.run_records import PendingStep, Run
 from weir.platform.vocabulary import (
-    ENDED,
     HistoryKind,
     QueueKind,
     RunStatus,
@@ -48,16 +46,16 @@ OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction", "AIGateway
 
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
-    run = records.get_run(tx.conn, item.run_id or "")
-    if run is None or run.status in ENDED:
+    run = run_records.get_run(tx.conn, item.run_id or "")
+    if run is None or run.ended:
         q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
         return
     _record_call(tx, item, outcome, timing)
     tx.notes.append(_call_note(run, item, outcome, timing))
     if isinstance(outcome, Completed):  # start and end in one write
         q.finish(tx.conn, item, tx.now)
-        started = started_changes(tx, run, item.claimed_at)
-        finish_run(tx, run.id, RunStatus.COMPLETED, outcome.output, run=run, changes=started)
+        started = starts_at(tx, run, item.claimed_at)
+        finish_run(tx, run.id, RunStatus.COMPLETED, outcome.output, run=run, started_at=started)
         return
     # A run starts when its first call is claimed: the moment its throttle let it through.
     mark_started(tx, run, item.claimed_at)
@@ -82,7 +80,7 @@ def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> N
     )
 
 
-def _call_note(run: Any, item: q.Claimed, outcome: Outcome, timing: Timing) -> notes.Note:
+def _call_note(run: Run, item: q.Claimed, outcome: Outcome, timing: Timing) -> notes.Note:
     status = _call_summary(outcome)[0]
     duration = timing.ended - timing.started
     return run_note(
@@ -142,22 +140,17 @@ def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, 
             fields={"attempt": item.attempt + 1, "at": at, **error_fields(error)},
         )
     )
-    records.update_run(
-        tx.conn,
-        run_id,
-        waiting=json.dumps(
-            {
-                "gate": "retry",
-                "key": item.step_id,
-                "until_ms": at,
-                "words": words,
-                "error": error.get("message", ""),
-            }
-        ),
-    )
+    waiting = {
+        "gate": "retry",
+        "key": item.step_id,
+        "until_ms": at,
+        "words": words,
+        "error": error.get("message", ""),
+    }
+    run_records.set_waiting(tx.conn, run_id, waiting)
 
 
-def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) -> None:
+def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) -> None:
     ops = sorted(outcome.ops, key=lambda o: o.op != "WaitForEvent")  # waits first, as Go does
     error_op = next((o for o in ops if o.op == "StepError"), None)
     if error_op is not None and _retry_or_fail_step(tx, item, fn, run, outcome, error_op):
@@ -171,7 +164,9 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
     # Open steps other than this call's own (its item ends here) are queued or in flight.
     planned_before = _open_ids(run) - {item.step_id}
     _open_pending(tx, run, ops)
-    run = records.get_run(tx.conn, run.id)
+    reread = run_records.get_run(tx.conn, run.id)
+    assert reread is not None  # read in this transaction
+    run = reread
     for op in ops:
         if op.op == "StepPlanned" and op.id in planned_before:
             continue  # planned already and still unfinished (a race's later discovery)
@@ -179,7 +174,7 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops) ->
 
 
 def _retry_or_fail_step(
-    tx: Tx, item: q.Claimed, fn: Function, run: Any, outcome: Ops, op: Op
+    tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops, op: Op
 ) -> bool:
     """A StepError retries the same request; True if it did (nothing else to apply)."""
     if not outcome.no_retry and item.attempt + 1 < attempts_allowed(fn):
@@ -187,7 +182,7 @@ def _retry_or_fail_step(
     return False
 
 
-def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
+def _invalid(run: Run, ops: list[Op]) -> dict[str, Any] | None:
     unknown = [o.op for o in ops if o.op not in KNOWN_OPS]
     if unknown:
         return {
@@ -202,41 +197,36 @@ def _invalid(run: Any, ops: list[Op]) -> dict[str, Any] | None:
     return None
 
 
-def _open_ids(run: Any) -> set[str]:
+def _open_ids(run: Run) -> set[str]:
     """Steps the run has opened and not yet resolved: their work is queued or in flight."""
-    return {str(p["id"]) for p in json.loads(run.pending)}
+    return {p.id for p in run.pending}
 
 
-def _open_pending(tx: Tx, run: Any, ops: list[Op]) -> None:
+def _open_pending(tx: Tx, run: Run, ops: list[Op]) -> None:
     """Ops that finish later are tracked so discovery waits for the whole parallel group."""
-    current = json.loads(run.pending)
-    known = {p["id"] for p in current}
+    current = run.pending
+    known = {p.id for p in current}
     fresh = [
-        {"id": o.id, "race": (o.opts or {}).get("parallelMode") == "race"}
+        PendingStep(o.id, race=(o.opts or {}).get("parallelMode") == "race")
         for o in ops
         if o.op in OPEN_OPS and o.id not in known
     ]
     parallel = len(ops) > 1 or bool(current)
-    if fresh or parallel != bool(run.force_plan):
-        records.update_run(
-            tx.conn,
-            run.id,
-            pending=json.dumps(current + fresh),
-            force_plan=parallel or bool(run.force_plan),
-        )
+    if fresh or parallel != run.force_plan:
+        run_records.set_pending(tx.conn, run.id, [*current, *fresh], parallel or run.force_plan)
 
 
-def _apply_op(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def _apply_op(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     handler = _HANDLERS.get(op.op)
     if handler is not None:
         handler(tx, fn, run, op)
 
 
-def _step_run(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def _step_run(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     resolve_step(tx, run.id, op.id, {"data": op.data}, op="StepRun", name=op.display_name)
 
 
-def _step_failed(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def _step_failed(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     error = op.error or {}
     memo = {
         "error": {
@@ -248,13 +238,13 @@ def _step_failed(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     resolve_step(tx, run.id, op.id, memo, op="StepFailed", name=op.display_name)
 
 
-def _planned(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def _planned(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     enqueue_call(
         tx,
         run.id,
         fn.id,
         run.lane,
-        run_limits(run),
+        run.limits,
         tx.now,
         run.score,
         step_id=op.id,
@@ -262,7 +252,7 @@ def _planned(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     )
 
 
-def _sleep(tx: Tx, fn: Function, run: Any, op: Op) -> None:
+def _sleep(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     wake = parse_time(op.name) or _from_duration(tx, op)
     at = max(wake, tx.now)
     dedupe = f"sleep:{run.id}:{op.id}"  # a replayed Sleep keeps the first wake time
@@ -277,7 +267,7 @@ def _sleep(tx: Tx, fn: Function, run: Any, op: Op) -> None:
         _open_span(tx, run, HistoryKind.SLEEP, op, {"until": at})
 
 
-def _open_span(tx: Tx, run: Any, kind: HistoryKind, op: Op, detail: dict[str, Any]) -> None:
+def _open_span(tx: Tx, run: Run, kind: HistoryKind, op: Op, detail: dict[str, Any]) -> None:
     """A timeline entry for an op that ends later (its sleep, wait or invoke closes it)."""
     records.add_history(
         tx.conn,
@@ -297,8 +287,8 @@ def _from_duration(tx: Tx, op: Op) -> int:
     return tx.now + (parse_duration_ms(duration) if isinstance(duration, str) else 0)
 
 
-def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
-    if records.get_wait(tx.conn, run.id, op.id) is not None:
+def _wait(tx: Tx, fn: Function, run: Run, op: Op) -> None:
+    if wait_records.get_wait(tx.conn, run.id, op.id) is not None:
         return
     opts = op.opts or {}
     timeout = opts.get("timeout")
@@ -311,8 +301,8 @@ def _wait(tx: Tx, fn: Function, run: Any, op: Op) -> None:
     )
 
 
-def _invoke(tx: Tx, fn: Function, run: Any, op: Op) -> None:
-    if records.get_wait(tx.conn, run.id, op.id) is not None:
+def _invoke(tx: Tx, fn: Function, run: Run, op: Op) -> None:
+    if wait_records.get_wait(tx.conn, run.id, op.id) is not None:
         return
     opts = op.opts or {}
     timeout = opts.get("timeout")

@@ -5,13 +5,11 @@ rate limit, debounce, batching, singleton): a person asked for this run explicit
 still takes its concurrency keys, throttle slot and priority like any other.
 """
 
-import json
-
 from weir.platform.ids import new_id
 from weir.platform.runtime.admission import start_run
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import records, run_records
 
 
 class RerunError(Exception):
@@ -19,13 +17,13 @@ class RerunError(Exception):
 
 
 def rerun(tx: Tx, run_id: str) -> str:
-    run = records.get_run(tx.conn, run_id)
+    run = run_records.get_run(tx.conn, run_id)
     if run is None:
         raise RerunError(f"there is no run with id {run_id!r}")
     fn = tx.registry.by_id.get(run.function_id)
     if fn is None or fn.archived:
         raise RerunError("its function is no longer part of any synced app")
-    ids = json.loads(run.event_ids)
+    ids = list(run.event_ids)
     payloads = records.load_event_payloads(tx.conn, ids)
     if not payloads:
         raise RerunError("its triggering events are no longer stored")

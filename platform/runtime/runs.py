@@ -14,8 +14,9 @@ from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
-from weir.platform.vocabulary import ENDED, QueueKind, RunStatus, SystemEvent
+from weir.platform.store import records, run_records, wait_records
+from weir.platform.store.run_records import NewRun, Run
+from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 
 DISCOVERY = "step"
 # Runs triggered by these emit none (no loops).
@@ -49,7 +50,7 @@ class RunPlan:
 
 def create_run(tx: Tx, plan: RunPlan) -> str:
     run_id = plan.run_id or new_id(tx.now)
-    records.insert_run(tx.conn, _run_row(tx, plan, run_id), dict.fromkeys(plan.event_ids))
+    run_records.insert_run(tx.conn, _new_run(tx, plan, run_id))
     enqueue_call(
         tx,
         run_id,
@@ -63,29 +64,27 @@ def create_run(tx: Tx, plan: RunPlan) -> str:
     return run_id
 
 
-def _run_row(tx: Tx, plan: RunPlan, run_id: str) -> dict[str, Any]:
+def _new_run(tx: Tx, plan: RunPlan, run_id: str) -> NewRun:
     first = plan.events[0] if plan.events else {}
     inngest_meta = (
         first.get("data", {}).get("_inngest", {}) if isinstance(first.get("data"), dict) else {}
     )
-    return {
-        "id": run_id,
-        "function_id": plan.fn.id,
-        "status": RunStatus.QUEUED,
-        "event_ids": json.dumps(plan.event_ids),
-        "batch_id": plan.batch_id,
-        "cron": plan.cron,
-        "original_run_id": plan.original_run_id,
-        "correlation_id": inngest_meta.get("correlation_id")
-        if first.get("name") == SystemEvent.FUNCTION_INVOKED
-        else None,
-        "created_at": tx.now,
-        "score": plan.score,
-        "lane": plan.lane,
-        "keys": json.dumps({**plan.keys, "limits": [list(x) for x in plan.limits]}),
-        "waiting": json.dumps(plan.waiting) if plan.waiting else None,
-        "warnings": json.dumps(plan.warnings),
-    }
+    invoked = first.get("name") == SystemEvent.FUNCTION_INVOKED
+    return NewRun(
+        id=run_id,
+        function_id=plan.fn.id,
+        event_ids=plan.event_ids,
+        created_at=tx.now,
+        score=plan.score,
+        lane=plan.lane,
+        keys={**plan.keys, "limits": [list(x) for x in plan.limits]},
+        waiting=plan.waiting,
+        warnings=plan.warnings,
+        batch_id=plan.batch_id,
+        cron=plan.cron,
+        original_run_id=plan.original_run_id,
+        correlation_id=inngest_meta.get("correlation_id") if invoked else None,
+    )
 
 
 def enqueue_call(
@@ -142,18 +141,14 @@ def enqueue_timer(
     return True
 
 
-def run_limits(run: Any) -> tuple[tuple[str, int], ...]:
-    return tuple((str(k), int(v)) for k, v in json.loads(run.keys).get("limits", []))
-
-
-def schedule_discovery(tx: Tx, run: Any) -> None:
+def schedule_discovery(tx: Tx, run: Run) -> None:
     """Call the function again from the top; one queued discovery per run is enough."""
     enqueue_call(
         tx,
         run.id,
         run.function_id,
         run.lane,
-        run_limits(run),
+        run.limits,
         tx.now,
         run.score,
         dedupe=f"discover:{run.id}",
@@ -163,21 +158,21 @@ def schedule_discovery(tx: Tx, run: Any) -> None:
 def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name: str = "") -> bool:
     """Save a step's result and move the run on; False if the run has ended or the step was
     already resolved (a result, once committed, is never replaced)."""
-    run = records.get_run(tx.conn, run_id)
-    if run is None or run.status in ENDED:
+    run = run_records.get_run(tx.conn, run_id)
+    if run is None or run.ended:
         return False
     seq = run.step_count
     text = json.dumps(memo, separators=(",", ":"))
     if not records.save_memo(tx.conn, run_id, step_id, seq, name, op, text, tx.now):
         return False
-    pending = [p for p in json.loads(run.pending) if p["id"] != step_id]
-    race = any(p.get("race") for p in json.loads(run.pending))
-    records.update_run(
+    pending = [p for p in run.pending if p.id != step_id]
+    race = any(p.race for p in run.pending)
+    run_records.step_saved(
         tx.conn,
         run_id,
         step_count=seq + 1,
-        pending=json.dumps(pending),
         state_bytes=run.state_bytes + len(text),
+        pending=pending,
         force_plan=bool(pending) and run.force_plan,
     )
     if not pending or race:
@@ -186,36 +181,38 @@ def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name:
     return True
 
 
-def run_note(what: str, run: Any, *, step_id: str | None = None, **fields: Any) -> notes.Note:
+def run_note(what: str, run: Run, *, step_id: str | None = None, **fields: Any) -> notes.Note:
     """A note about `run`, carrying its ids (the first event is the one that triggered it)."""
-    event_ids = json.loads(run.event_ids)
     return notes.Note(
         what,
         run_id=run.id,
         function_id=run.function_id,
-        event_id=event_ids[0] if event_ids else None,
+        event_id=run.trigger_id,
         step_id=step_id,
         fields=fields,
     )
 
 
-def mark_started(tx: Tx, run: Any, at: int) -> None:
-    if changes := started_changes(tx, run, at):
-        records.update_run(tx.conn, run.id, **changes)
+def mark_started(tx: Tx, run: Run, at: int) -> None:
+    """A call began at `at`: its first call starts the run; any call ends its waiting."""
+    if starts_at(tx, run, at) is not None:
+        run_records.mark_started(tx.conn, run.id, at)
+    elif run.waiting is not None:
+        run_records.set_waiting(tx.conn, run.id, None)
 
 
-def started_changes(tx: Tx, run: Any, at: int) -> dict[str, Any]:
-    """What a call that began at `at` changes on its run (its first call starts the run)."""
-    if run.started_at is None:
-        tx.notes.append(run_note(notes.RUN_STARTED, run))
-        return {"status": RunStatus.RUNNING, "started_at": at, "waiting": None}
-    return {"waiting": None} if run.waiting is not None else {}
+def starts_at(tx: Tx, run: Run, at: int) -> int | None:
+    """`at` if a call that began then is the run's first (noted as its start); else None."""
+    if run.started_at is not None:
+        return None
+    tx.notes.append(run_note(notes.RUN_STARTED, run))
+    return at
 
 
 def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
     """The event that triggered the run (the first of a batch); {} if it is gone."""
-    run = records.get_run(tx.conn, run_id)
-    ids = json.loads(run.event_ids)[:1] if run is not None else []
+    run = run_records.get_run(tx.conn, run_id)
+    ids = list(run.event_ids[:1]) if run is not None else []
     found = records.load_event_payloads(tx.conn, ids)
     return found[0] if found else {}
 
@@ -223,33 +220,28 @@ def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
 def finish_run(
     tx: Tx,
     run_id: str,
-    status: str,
+    status: RunStatus,
     output: Any,
     *,
     keep_item: int | None = None,
     error: dict[str, Any] | None = None,
-    run: Any = None,
-    changes: dict[str, Any] | None = None,
+    run: Run | None = None,
+    started_at: int | None = None,
     http_status: int = 0,
 ) -> bool:
     """End a run once: drop its queued work and waits; what the end sets off follows. A caller that
-    has just read the run passes it (and any other column changes) to save a round trip;
-    `http_status` is that of the app's answer that failed the run, if any."""
-    run = run if run is not None else records.get_run(tx.conn, run_id)
-    if run is None or run.status in ENDED:
+    has just read the run passes it to save a round trip (and `started_at` if the run starts and
+    ends at once); `http_status` is that of the app's answer that failed the run, if any."""
+    run = run if run is not None else run_records.get_run(tx.conn, run_id)
+    if run is None or run.ended:
         return False
+    status = RunStatus(status)
     stored = error if status != RunStatus.COMPLETED else output
-    ended = {
-        "status": status,
-        "ended_at": tx.now,
-        "waiting": None,
-        "output": json.dumps(stored, separators=(",", ":")),
-    }
-    records.update_run(tx.conn, run_id, **{**(changes or {}), **ended})
+    run_records.finish(tx.conn, run_id, status, tx.now, stored, started_at=started_at)
     q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
     said = {"status": status, **error_fields(error)}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
-    records.delete_run_waits(tx.conn, run_id)
+    wait_records.delete_run_waits(tx.conn, run_id)
     # What the end sets off (a parent's invoke result, finished events, a released lock) is
     # applied by `finish_hooks.settle` once the transition's own work is done.
     tx.ended.append(Ended(run, status, output, error, http_status))

@@ -7,13 +7,14 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.observability.notes import Note
 from weir.platform.registry import Registry
+from weir.platform.store.run_records import Run
 
 
 @dataclass(frozen=True)
 class Ended:
     """A run that ended in this transaction, whose consequences are still to apply."""
 
-    run: Any  # its row as it was before it ended
+    run: Run  # its row as it was before it ended
     status: str
     output: Any
     error: dict[str, Any] | None

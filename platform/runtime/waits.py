@@ -7,23 +7,27 @@ from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import records, wait_records
+from weir.platform.store.run_records import Run
+from weir.platform.store.wait_records import NewWait, Wait
 from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, WaitKind
 
 
 def open_wait(
-    tx: Tx, run: Any, step_id: str, name: str, event: str, expression: str | None, timeout_ms: int
+    tx: Tx, run: Run, step_id: str, name: str, event: str, expression: str | None, timeout_ms: int
 ) -> None:
     expires = tx.now + timeout_ms
-    records.insert_wait(
+    wait_records.insert_wait(
         tx.conn,
-        kind=WaitKind.WAIT,
-        run_id=run.id,
-        step_id=step_id,
-        event_name=event,
-        expression=expression,
-        created_at=tx.now,
-        expires_at=expires,
+        NewWait(
+            kind=WaitKind.WAIT,
+            run_id=run.id,
+            step_id=step_id,
+            event_name=event,
+            expression=expression,
+            created_at=tx.now,
+            expires_at=expires,
+        ),
     )
     enqueue_timer(
         tx,
@@ -40,28 +44,28 @@ def timer_dedupe(run_id: str, step_id: str) -> str:
 
 
 def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
-    for wait in records.waits_for_event(tx.conn, payload["name"], received_at):
+    for wait in wait_records.waits_for_event(tx.conn, payload["name"], received_at):
         if wait.kind == WaitKind.WAIT:
             _try_resume(tx, wait, payload)
         elif wait.kind == WaitKind.CANCEL:
             try_cancel(tx, wait, event_id, payload)
 
 
-def _try_resume(tx: Tx, wait: Any, payload: dict[str, Any]) -> None:
+def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
     trigger = first_event(tx, wait.run_id)
     if not expression_holds(wait.expression, {"event": trigger, "async": payload}):
         return
-    if records.delete_wait(tx.conn, wait.id):
-        q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step_id))
+    if wait_records.delete_wait(tx.conn, wait.id):
+        q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step))
         records.close_history(
-            tx.conn, wait.run_id, HistoryKind.WAIT, wait.step_id, StepStatus.COMPLETED, tx.now
+            tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
         )
-        resolve_step(tx, wait.run_id, wait.step_id, payload, op="WaitForEvent")
+        resolve_step(tx, wait.run_id, wait.step, payload, op="WaitForEvent")
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
-    wait = records.get_wait(tx.conn, run_id, step_id)
-    if wait is not None and records.delete_wait(tx.conn, wait.id):
+    wait = wait_records.get_wait(tx.conn, run_id, step_id)
+    if wait is not None and wait_records.delete_wait(tx.conn, wait.id):
         records.close_history(
             tx.conn, run_id, HistoryKind.WAIT, step_id, StepStatus.TIMED_OUT, tx.now
         )

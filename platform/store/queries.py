@@ -11,17 +11,18 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from weir.platform.store.records import Outcome, StoredEvent, event_from_row, outcome_from_row
+from weir.platform.store.run_records import Run, get_run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
     event_runs,
     events,
-    history,
     queue,
     runs,
     slots,
-    steps,
 )
-from weir.platform.vocabulary import QueueKind
+from weir.platform.store.step_records import HistoryEntry, Step, list_history, list_steps
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 MAX_PAGE = 200
 
@@ -51,20 +52,21 @@ class EventPage:
 class RunView:
     """Everything the run pages show: the run, its memoized steps, timeline and events."""
 
-    run: Any
-    steps: list[Any]
-    history: list[Any]
-    events: list[Any]
+    run: Run
+    steps: list[Step]
+    history: list[HistoryEntry]
+    events: list[StoredEvent]
 
 
 # -- runs --------------------------------------------------------------------------------------
-def list_runs(conn: Connection, page: RunPage) -> list[Any]:
+def list_runs(conn: Connection, page: RunPage) -> list[Run]:
     query = select(runs).where(*_run_filters(page))
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
         order = (runs.c.created_at.desc(), runs.c.id.desc())
-    rows = list(conn.execute(query.order_by(*order).limit(_limit(page.limit))))
+    found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
+    rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
 
 
@@ -102,17 +104,15 @@ def _limit(limit: int) -> int:
 
 
 def run_view(conn: Connection, run_id: str) -> RunView | None:
-    run = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+    run = get_run(conn, run_id)
     if run is None:
         return None
-    step_rows = conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq))
-    hist = conn.execute(select(history).where(history.c.run_id == run_id).order_by(history.c.id))
-    return RunView(run, list(step_rows), list(hist), events_by_ids(conn, json.loads(run.event_ids)))
-
-
-def get_step(conn: Connection, run_id: str, step_id: str) -> Any:
-    query = select(steps).where(steps.c.run_id == run_id, steps.c.step_id == step_id)
-    return conn.execute(query).first()
+    return RunView(
+        run,
+        list_steps(conn, run_id),
+        list_history(conn, run_id),
+        events_by_ids(conn, run.event_ids),
+    )
 
 
 def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:
@@ -120,23 +120,24 @@ def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:
     return [str(r) for r in conn.execute(query.order_by(event_runs.c.run_id)).scalars()]
 
 
-def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Any]:
+def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Run]:
     if not run_ids:
         return []
     query = select(runs).where(runs.c.id.in_(list(run_ids))).order_by(runs.c.id)
-    return list(conn.execute(query))
+    return [run_from_row(r) for r in conn.execute(query)]
 
 
 # -- events ------------------------------------------------------------------------------------
-def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[Any]:
-    """Rows in the order of `event_ids` (the first is the run's trigger)."""
+def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[StoredEvent]:
+    """Events in the order of `event_ids` (the first is the run's trigger)."""
     if not event_ids:
         return []
-    rows = {r.id: r for r in conn.execute(select(events).where(events.c.id.in_(event_ids)))}
-    return [rows[i] for i in event_ids if i in rows]
+    query = select(events).where(events.c.id.in_(list(event_ids)))
+    found = {r.id: event_from_row(r) for r in conn.execute(query)}
+    return [found[i] for i in event_ids if i in found]
 
 
-def list_events(conn: Connection, page: EventPage) -> list[Any]:
+def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
     conds: list[ColumnElement[bool]] = []
     if page.name:
         conds.append(events.c.name == page.name)
@@ -149,13 +150,22 @@ def list_events(conn: Connection, page: EventPage) -> list[Any]:
         query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
     else:
         query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
-    rows = list(conn.execute(query.limit(_limit(page.limit))))
+    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
     return rows[::-1] if page.after is not None else rows
 
 
-def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+@dataclass(frozen=True, slots=True)
+class EventRun:
+    """A run an event is part of, as the events list shows it."""
+
+    id: str
+    status: RunStatus
+    function_id: str
+
+
+def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[EventRun]]:
     """For each event, the runs it is part of (started, or batched into)."""
-    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    found: dict[str, list[EventRun]] = {e: [] for e in event_ids}
     if not event_ids:
         return found
     query = (
@@ -165,18 +175,18 @@ def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list
         .order_by(runs.c.id)
     )
     for row in conn.execute(query):
-        found[row.event_id].append(row)
+        found[row.event_id].append(EventRun(row.id, RunStatus(row.status), row.function_id))
     return found
 
 
-def outcomes_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Any]]:
+def outcomes_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Outcome]]:
     """For each event, why a function started no run of its own (rate limited, ...)."""
-    found: dict[str, list[Any]] = {e: [] for e in event_ids}
+    found: dict[str, list[Outcome]] = {e: [] for e in event_ids}
     if not event_ids:
         return found
     query = select(event_outcomes).where(event_outcomes.c.event_id.in_(list(event_ids)))
     for row in conn.execute(query.order_by(event_outcomes.c.id)):
-        found[row.event_id].append(row)
+        found[row.event_id].append(outcome_from_row(row))
     return found
 
 

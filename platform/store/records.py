@@ -1,6 +1,7 @@
 """Named operations on the records of events and runs (all SQL lives in the store).
 
-Tables: events, event_outcomes, event_runs, run_keys, runs, steps, history, waits.
+Tables: events, event_outcomes, run_keys, steps, history (runs: run_records.py, waits:
+wait_records.py).
 
 Hot statements are built once, with bind parameters: building a SQLAlchemy expression costs
 several times more than executing it (bench/bench_store.py).
@@ -8,21 +9,18 @@ several times more than executing it (bench/bench_store.py).
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import (
     event_outcomes,
-    event_runs,
     events,
     history,
     run_keys,
-    runs,
     steps,
-    waits,
 )
 
 RUN_KEY_MAX = 128  # run_keys.key's width
@@ -42,15 +40,6 @@ _RENEW_RUN_KEY = (
     .where(run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key"))
     .values(run_id=bindparam("b_run"), expires_at=bindparam("b_expires"))
 )
-_INSERT_RUN = insert(runs)
-_INSERT_EVENT_RUN = insert(event_runs)
-_GET_RUN = select(runs).where(runs.c.id == bindparam("b_id"))
-_UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
-_MEMOS = (
-    select(steps.c.step_id, steps.c.memo, steps.c.seq)
-    .where(steps.c.run_id == bindparam("run"))
-    .order_by(steps.c.seq)
-)
 _SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
     "sqlite": sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
     "postgresql": postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
@@ -66,22 +55,30 @@ _CLOSE_HISTORY = (
     )
     .values(status=bindparam("b_status"), ended_at=bindparam("b_now"))
 )
-_WAITS_FOR_EVENT = (
-    select(waits)
-    .where(waits.c.event_name == bindparam("name"), waits.c.created_at < bindparam("at"))
-    .order_by(waits.c.id)
-)
-_DELETE_RUN_WAITS = delete(waits).where(waits.c.run_id == bindparam("run"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
+    """An event as stored: `payload` is the full event object the SDK sees (decoded)."""
+
     id: str
     name: str
-    user_id: str | None
+    user_id: str | None  # the event's own `id`, if the sender set one
     ts: int
     received_at: int
     payload: dict[str, Any]
+
+
+def event_from_row(row: Row[Any]) -> StoredEvent:
+    """The one place an `events` row becomes a `StoredEvent`."""
+    return StoredEvent(
+        id=row.id,
+        name=row.name,
+        user_id=row.user_id,
+        ts=int(row.ts),
+        received_at=int(row.received_at),
+        payload=json.loads(row.payload),
+    )
 
 
 def insert_events(conn: Connection, batch: Sequence[StoredEvent]) -> None:
@@ -107,8 +104,35 @@ def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, 
     return [by_id[i] for i in ids if i in by_id]
 
 
-def get_event(conn: Connection, event_id: str) -> Any:
-    return conn.execute(_GET_EVENT, {"id": event_id}).first()
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What admission decided for an (event, function) pair that started no run of its own."""
+
+    id: int
+    event_id: str
+    function_id: str
+    outcome: str  # an EventOutcome value, or a gate's own word ("throttled")
+    run_id: str | None  # the run the event went to instead, if any
+    detail: str
+    at: int
+
+
+def outcome_from_row(row: Row[Any]) -> Outcome:
+    """The one place an `event_outcomes` row becomes an `Outcome`."""
+    return Outcome(
+        id=int(row.id),
+        event_id=row.event_id,
+        function_id=row.function_id,
+        outcome=row.outcome,
+        run_id=row.run_id,
+        detail=row.detail or "",
+        at=int(row.at),
+    )
+
+
+def get_event(conn: Connection, event_id: str) -> StoredEvent | None:
+    row = conn.execute(_GET_EVENT, {"id": event_id}).first()
+    return None if row is None else event_from_row(row)
 
 
 def record_outcome(
@@ -161,40 +185,9 @@ def claim_run_key(
     return None
 
 
-def insert_run(conn: Connection, row: dict[str, Any], event_ids: Iterable[str]) -> None:
-    conn.execute(_INSERT_RUN, row)
-    conn.execute(_INSERT_EVENT_RUN, [{"event_id": e, "run_id": row["id"]} for e in event_ids])
-
-
-def get_run(conn: Connection, run_id: str) -> Any:
-    return conn.execute(_GET_RUN, {"b_id": run_id}).first()
-
-
-def update_run(conn: Connection, run_id: str, **values: Any) -> None:
-    conn.execute(_UPDATE_RUN, {"b_id": run_id, **values})
-
-
-def runs_for_event(conn: Connection, event_id: str) -> list[Any]:
-    query = (
-        select(runs)
-        .join(event_runs, event_runs.c.run_id == runs.c.id)
-        .where(event_runs.c.event_id == event_id)
-        .order_by(runs.c.id)
-    )
-    return list(conn.execute(query))
-
-
-def outcomes_for_event(conn: Connection, event_id: str) -> list[Any]:
+def outcomes_for_event(conn: Connection, event_id: str) -> list[Outcome]:
     query = select(event_outcomes).where(event_outcomes.c.event_id == event_id)
-    return list(conn.execute(query.order_by(event_outcomes.c.id)))
-
-
-def load_memos(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(_MEMOS, {"run": run_id}))
-
-
-def list_steps(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(select(steps).where(steps.c.run_id == run_id).order_by(steps.c.seq)))
+    return [outcome_from_row(r) for r in conn.execute(query.order_by(event_outcomes.c.id))]
 
 
 def save_memo(
@@ -241,42 +234,8 @@ def add_history(
     conn.execute(_INSERT_HISTORY, row)
 
 
-def list_history(conn: Connection, run_id: str) -> list[Any]:
-    query = select(history).where(history.c.run_id == run_id).order_by(history.c.id)
-    return list(conn.execute(query))
-
-
 def close_history(
     conn: Connection, run_id: str, kind: str, step_id: str, status: str, now: int
 ) -> None:
     params = {"b_run": run_id, "b_kind": kind, "b_step": step_id, "b_status": status, "b_now": now}
     conn.execute(_CLOSE_HISTORY, params)
-
-
-def insert_wait(conn: Connection, **values: Any) -> int:
-    return int(conn.execute(insert(waits).values(**values).returning(waits.c.id)).scalar_one())
-
-
-def waits_for_event(conn: Connection, event_name: str, received_at: int) -> list[Any]:
-    return list(conn.execute(_WAITS_FOR_EVENT, {"name": event_name, "at": received_at}))
-
-
-def get_wait(conn: Connection, run_id: str, step_id: str) -> Any:
-    query = select(waits).where(waits.c.run_id == run_id, waits.c.step_id == step_id)
-    return conn.execute(query).first()
-
-
-def wait_by_correlation(conn: Connection, correlation_id: str) -> Any:
-    return conn.execute(select(waits).where(waits.c.correlation_id == correlation_id)).first()
-
-
-def delete_wait(conn: Connection, wait_id: int) -> bool:
-    return conn.execute(delete(waits).where(waits.c.id == wait_id)).rowcount == 1
-
-
-def delete_run_waits(conn: Connection, run_id: str) -> None:
-    conn.execute(_DELETE_RUN_WAITS, {"run": run_id})
-
-
-def run_waits(conn: Connection, run_id: str) -> list[Any]:
-    return list(conn.execute(select(waits).where(waits.c.run_id == run_id)))

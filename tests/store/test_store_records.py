@@ -5,7 +5,8 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import records
+from weir.platform.store import records, run_records, step_records, wait_records
+from weir.platform.vocabulary import RunStatus, WaitKind
 
 from tests.support.store_kit import Store
 
@@ -20,17 +21,15 @@ def save_memo(
     )
 
 
-def run_row(run_id: str, function_id: str = "fn-1", **extra: Any) -> dict[str, Any]:
-    return {
-        "id": run_id,
-        "function_id": function_id,
-        "status": "QUEUED",
-        "event_ids": json.dumps(["ev-1"]),
-        "created_at": 10,
-        "score": 10,
-        "lane": "lane-a",
-        **extra,
-    }
+def new_run(run_id: str, *event_ids: str) -> run_records.NewRun:
+    return run_records.NewRun(
+        id=run_id,
+        function_id="fn-1",
+        event_ids=event_ids or ("ev-1",),
+        created_at=10,
+        score=10,
+        lane="lane-a",
+    )
 
 
 # -- step memos ------------------------------------------------------------------------------
@@ -38,32 +37,34 @@ def run_row(run_id: str, function_id: str = "fn-1", **extra: Any) -> dict[str, A
 
 def test_save_memo_stores_a_step_result_once(store: Store) -> None:
     assert save_memo(store, "s1", '{"data":1}') is True
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo) for m in memos] == [("s1", '{"data":1}')]
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo) for m in memos] == [("s1", {"data": 1})]
 
 
 def test_save_memo_never_overwrites_a_stored_result(store: Store) -> None:
     assert save_memo(store, "s1", '{"data":"first"}', seq=0) is True
     assert save_memo(store, "s1", '{"data":"second"}', seq=5) is False
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo, m.seq) for m in memos] == [("s1", '{"data":"first"}', 0)]
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo, m.seq) for m in memos] == [("s1", {"data": "first"}, 0)]
 
 
 def test_memos_are_kept_per_run_and_loaded_in_step_order(store: Store) -> None:
     save_memo(store, "b", '"B"', seq=2)
     save_memo(store, "a", '"A"', seq=1)
     save_memo(store, "a", '"other run"', seq=1, run_id="run-2")
-    memos = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert [(m.step_id, m.memo) for m in memos] == [("a", '"A"'), ("b", '"B"')]
-    other = store.read(lambda c: records.load_memos(c, "run-2"))
-    assert [m.memo for m in other] == ['"other run"']
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.memo) for m in memos] == [("a", "A"), ("b", "B")]
+    other = store.read(lambda c: step_records.list_steps(c, "run-2"))
+    assert [m.memo for m in other] == ["other run"]
 
 
 def test_memo_text_comes_back_byte_for_byte(store: Store) -> None:
     memo = '{"data": {"b": 1, "a": [1.0, "é\\u00e9", null]}}'  # spacing, order, escapes kept
     save_memo(store, "s", memo)
-    [stored] = store.read(lambda c: records.load_memos(c, "run-1"))
-    assert stored.memo == memo
+    [(text,)] = store.rows("SELECT memo FROM steps WHERE run_id = :r", r="run-1")
+    assert text == memo
+    [stored] = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert stored.memo == json.loads(memo)  # decoded once, in the store
 
 
 # -- run keys (one run per function per event id within 24 h) --------------------------------
@@ -121,23 +122,62 @@ def test_events_are_stored_and_loaded_in_the_order_asked(store: Store) -> None:
 
 
 def test_runs_are_found_through_every_event_that_started_them(store: Store) -> None:
-    store.write(lambda c: records.insert_run(c, run_row("run-b"), ["ev-1", "ev-2"]))
-    store.write(lambda c: records.insert_run(c, run_row("run-a"), ["ev-1"]))
-    by_first = store.read(lambda c: records.runs_for_event(c, "ev-1"))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-b", "ev-1", "ev-2")))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-a", "ev-1", "ev-1")))
+    by_first = store.read(lambda c: run_records.runs_for_event(c, "ev-1"))
     assert [r.id for r in by_first] == ["run-a", "run-b"]
-    assert [r.id for r in store.read(lambda c: records.runs_for_event(c, "ev-2"))] == ["run-b"]
-    assert store.read(lambda c: records.runs_for_event(c, "ev-3")) == []
+    by_second = store.read(lambda c: run_records.runs_for_event(c, "ev-2"))
+    assert [r.id for r in by_second] == ["run-b"]
+    assert store.read(lambda c: run_records.runs_for_event(c, "ev-3")) == []
 
 
-def test_update_run_changes_only_the_named_run(store: Store) -> None:
-    store.write(lambda c: records.insert_run(c, run_row("run-1"), ["ev-1"]))
-    store.write(lambda c: records.insert_run(c, run_row("run-2"), ["ev-1"]))
-    store.write(lambda c: records.update_run(c, "run-1", status="COMPLETED", output='"ok"'))
-    one = store.read(lambda c: records.get_run(c, "run-1"))
-    two = store.read(lambda c: records.get_run(c, "run-2"))
-    assert (one.status, one.output, one.keys, one.pending) == ("COMPLETED", '"ok"', "{}", "[]")
-    assert (two.status, two.output) == ("QUEUED", None)
-    assert store.read(lambda c: records.get_run(c, "absent")) is None
+def test_finishing_a_run_changes_only_the_named_run(store: Store) -> None:
+    store.write(lambda c: run_records.insert_run(c, new_run("run-1")))
+    store.write(lambda c: run_records.insert_run(c, new_run("run-2")))
+    store.write(lambda c: run_records.finish(c, "run-1", RunStatus.COMPLETED, 20, "ok"))
+    one = store.read(lambda c: run_records.get_run(c, "run-1"))
+    two = store.read(lambda c: run_records.get_run(c, "run-2"))
+    assert one is not None and two is not None
+    assert (one.status, one.output, one.ended_at, one.keys, one.pending) == (
+        RunStatus.COMPLETED,
+        "ok",
+        20,
+        {},
+        (),
+    )
+    assert (two.status, two.output, two.ended, two.event_ids) == ("QUEUED", None, False, ("ev-1",))
+    assert store.read(lambda c: run_records.get_run(c, "absent")) is None
+
+
+def test_a_run_records_its_progress_through_named_operations(store: Store) -> None:
+    store.write(lambda c: run_records.insert_run(c, new_run("run-1")))
+    store.write(lambda c: run_records.mark_started(c, "run-1", 11))
+    store.write(lambda c: run_records.set_waiting(c, "run-1", {"gate": "retry", "key": "s"}))
+    opened = [run_records.PendingStep("a"), run_records.PendingStep("b", race=True)]
+    store.write(lambda c: run_records.set_pending(c, "run-1", opened, True))
+    run = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert run is not None
+    assert (run.status, run.started_at, run.waiting) == (
+        "RUNNING",
+        11,
+        {"gate": "retry", "key": "s"},
+    )
+    assert (run.pending, run.force_plan) == (tuple(opened), True)
+    store.write(
+        lambda c: run_records.step_saved(
+            c, "run-1", step_count=1, state_bytes=9, pending=opened[1:], force_plan=False
+        )
+    )
+    store.write(lambda c: run_records.set_waiting(c, "run-1", None))
+    run = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert run is not None
+    assert (run.step_count, run.state_bytes, run.pending, run.force_plan, run.waiting) == (
+        1,
+        9,
+        (opened[1],),
+        False,
+        None,
+    )
 
 
 def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> None:
@@ -164,49 +204,58 @@ def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> No
 def test_close_history_ends_only_the_open_entry_of_that_step(store: Store) -> None:
     def add(kind: str, step: str, ended: int | None) -> None:
         store.write(
-            lambda c: records.add_history(c, "run-1", kind, "running", 1, ended, step_id=step)
+            lambda c: records.add_history(c, "run-1", kind, "RUNNING", 1, ended, step_id=step)
         )
 
     add("sleep", "s1", None)
     add("sleep", "s1", 2)  # an earlier, already closed entry stays as it was
     add("sleep", "s2", None)
     add("wait", "s1", None)
-    store.write(lambda c: records.close_history(c, "run-1", "sleep", "s1", "done", 9))
-    rows = store.read(lambda c: records.list_history(c, "run-1"))
+    store.write(lambda c: records.close_history(c, "run-1", "sleep", "s1", "COMPLETED", 9))
+    rows = store.read(lambda c: step_records.list_history(c, "run-1"))
     got = [(r.kind, r.step_id, r.status, r.ended_at) for r in rows]
     assert got == [
-        ("sleep", "s1", "done", 9),
-        ("sleep", "s1", "running", 2),
-        ("sleep", "s2", "running", None),
-        ("wait", "s1", "running", None),
+        ("sleep", "s1", "COMPLETED", 9),
+        ("sleep", "s1", "RUNNING", 2),
+        ("sleep", "s2", "RUNNING", None),
+        ("wait", "s1", "RUNNING", None),
     ]
-    assert json.loads(rows[0].detail) == {}
+    assert rows[0].detail == step_records.HistoryDetail()
 
 
 def test_waits_match_only_events_received_after_they_opened(store: Store) -> None:
     def wait(run_id: str, created_at: int, name: str = "app/go") -> int:
         return store.write(
-            lambda c: records.insert_wait(
+            lambda c: wait_records.insert_wait(
                 c,
-                kind="wait",
-                run_id=run_id,
-                step_id="w",
-                event_name=name,
-                created_at=created_at,
-                expires_at=created_at + 1000,
+                wait_records.NewWait(
+                    kind=WaitKind.WAIT,
+                    run_id=run_id,
+                    step_id="w",
+                    event_name=name,
+                    created_at=created_at,
+                    expires_at=created_at + 1000,
+                ),
             )
         )
 
     first = wait("run-1", 100)
     wait("run-2", 200)
     wait("run-3", 100, name="app/other")
-    found = store.read(lambda c: records.waits_for_event(c, "app/go", 150))
+    found = store.read(lambda c: wait_records.waits_for_event(c, "app/go", 150))
     assert [w.run_id for w in found] == ["run-1"]
-    assert store.write(lambda c: records.delete_wait(c, first)) is True
-    assert store.write(lambda c: records.delete_wait(c, first)) is False
-    assert store.read(lambda c: records.get_wait(c, "run-2", "w")).created_at == 200
-    store.write(lambda c: records.delete_run_waits(c, "run-2"))
-    assert store.read(lambda c: records.run_waits(c, "run-2")) == []
+    assert store.write(lambda c: wait_records.delete_wait(c, first)) is True
+    assert store.write(lambda c: wait_records.delete_wait(c, first)) is False
+    second = store.read(lambda c: wait_records.get_wait(c, "run-2", "w"))
+    assert second is not None
+    assert (second.kind, second.step, second.created_at, second.expires_at) == (
+        WaitKind.WAIT,
+        "w",
+        200,
+        1200,
+    )
+    store.write(lambda c: wait_records.delete_run_waits(c, "run-2"))
+    assert store.read(lambda c: wait_records.run_waits(c, "run-2")) == []
 
 
 # -- sizes the ingest accepts must fit the store ---------------------------------------------

@@ -2,13 +2,11 @@
 off them, in batches of a given size; unfinished runs and the events they need stay."""
 
 import asyncio
-import json
-from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.runtime.retention import Retention
-from weir.platform.store import records, retention
-from weir.platform.vocabulary import ENDED
+from weir.platform.store import records, retention, run_records
+from weir.platform.vocabulary import ENDED, RunStatus
 
 from tests.support.store_kit import Store
 
@@ -25,20 +23,12 @@ def add_event(store: Store, event_id: str, at: int) -> None:
 
 
 def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "COMPLETED") -> None:
-    ended = at if status in ENDED else None
-    row: dict[str, Any] = {
-        "id": run_id,
-        "function_id": "fn",
-        "status": status,
-        "event_ids": json.dumps([event_id]),
-        "created_at": at,
-        "ended_at": ended,
-        "score": at,
-        "lane": "lane",
-    }
-
     def write(c: Connection) -> None:
-        records.insert_run(c, row, [event_id])
+        run_records.insert_run(c, run_records.NewRun(run_id, "fn", [event_id], at, at, "lane"))
+        if status in ENDED:
+            run_records.finish(c, run_id, RunStatus(status), at, None)
+        elif status == RunStatus.RUNNING:
+            run_records.mark_started(c, run_id, at)
         records.save_memo(c, run_id, "s1", 0, "s1", "StepRun", '{"data":1}', at)
         records.add_history(c, run_id, "call", "COMPLETED", at, at, step_id="s1")
 

@@ -1,28 +1,26 @@
 """The metrics endpoint's reads: queue depth by state, the oldest due item's wait, stored
 admission outcomes, and unfinished runs per waiting gate."""
 
-import json
 from typing import Any
 
+from sqlalchemy import Connection
 from weir.platform.store import queue as q
-from weir.platform.store import records, stats
+from weir.platform.store import records, run_records, stats
+from weir.platform.vocabulary import RunStatus
 
 from tests.support.store_kit import LEASE, Store, new_item
 
 NOW = 1_000_000
 
 
-def run_row(run_id: str, status: str, waiting: dict[str, Any] | None) -> dict[str, Any]:
-    return {
-        "id": run_id,
-        "function_id": "fn-1",
-        "status": status,
-        "event_ids": "[]",
-        "created_at": NOW,
-        "score": NOW,
-        "lane": "lane-a",
-        "waiting": None if waiting is None else json.dumps(waiting),
-    }
+def add_run(c: Connection, run_id: str, status: str, waiting: dict[str, Any] | None) -> None:
+    new = run_records.NewRun(run_id, "fn-1", [f"ev-{run_id}"], NOW, NOW, "lane-a")
+    run_records.insert_run(c, new)
+    if status == RunStatus.RUNNING:
+        run_records.mark_started(c, run_id, NOW)
+    elif status != RunStatus.QUEUED:
+        run_records.finish(c, run_id, RunStatus(status), NOW, None)
+    run_records.set_waiting(c, run_id, waiting)
 
 
 def test_an_empty_store_reports_zeros(store: Store) -> None:
@@ -58,11 +56,7 @@ def test_outcomes_and_waiting_runs_are_counted_per_gate(store: Store) -> None:
         ("r5", "RUNNING", None),
     ):
         waiting = None if gate is None else {"gate": gate, "key": "k", "until_ms": NOW}
-        store.write(
-            lambda c, r=run_row(run_id, status, waiting): records.insert_run(
-                c, r, [f"ev-{r['id']}"]
-            )
-        )
+        store.write(lambda c, r=run_id, s=status, w=waiting: add_run(c, r, s, w))
     found = store.read(lambda c: stats.snapshot(c, NOW))
     assert found.outcomes == {"rate_limited": 2, "debounced": 1}
     assert found.waiting == {"concurrency": 2, "retry": 1}

@@ -21,11 +21,13 @@ from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import run_records
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
+from weir.platform.store.run_records import Run, run_from_row
 from weir.platform.store.schema import event_outcomes, gate_state, queue, waits
 from weir.platform.store.schema import runs as runs_table
+from weir.platform.vocabulary import RunStatus
 
 NOON = 1_767_268_800_000  # 2026-01-01T12:00:00Z
 EVENT = "app/go"
@@ -129,24 +131,28 @@ class Harness:
     # -- run lifecycle, as the executor would drive it ---------------------------------------
     def mark_started(self, run_id: str, at: int) -> None:
         with self.tx(at) as tx:
-            runs.mark_started(tx, records.get_run(tx.conn, run_id), at)
+            run = run_records.get_run(tx.conn, run_id)
+            assert run is not None
+            runs.mark_started(tx, run, at)
 
     def finish(self, run_id: str, at: int, status: str = "COMPLETED") -> None:
         self.advance(at)
         with self.tx(at) as tx:
-            runs.finish_run(tx, run_id, status, None)
+            runs.finish_run(tx, run_id, RunStatus(status), None)
 
     # -- what the store says ---------------------------------------------------------------
-    def runs(self, fn: str | None = None) -> list[Any]:
+    def runs(self, fn: str | None = None) -> list[Run]:
         query = select(runs_table).order_by(runs_table.c.created_at, runs_table.c.id)
         if fn is not None:
             query = query.where(runs_table.c.function_id == fn)
         with self.engine.connect() as conn:
-            return list(conn.execute(query))
+            return [run_from_row(r) for r in conn.execute(query)]
 
-    def run(self, run_id: str) -> Any:
+    def run(self, run_id: str) -> Run:
         with self.engine.connect() as conn:
-            return records.get_run(conn, run_id)
+            run = run_records.get_run(conn, run_id)
+        assert run is not None, run_id
+        return run
 
     def start_times(self, fn: str | None = None) -> list[int]:
         """When each run's first call was claimed (`advance` claims at the exact due ms), or
@@ -181,13 +187,13 @@ class Harness:
             return list(conn.execute(select(waits).order_by(waits.c.id)))
 
 
-def event_ids(run: Any) -> list[str]:
-    return [str(e) for e in json.loads(run.event_ids)]
+def event_ids(run: Run) -> list[str]:
+    return list(run.event_ids)
 
 
-def waiting(run: Any) -> dict[str, Any] | None:
-    return None if run.waiting is None else dict(json.loads(run.waiting))
+def waiting(run: Run) -> dict[str, Any] | None:
+    return None if run.waiting is None else dict(run.waiting)
 
 
-def warnings(run: Any) -> list[str]:
-    return [str(w) for w in json.loads(run.warnings)]
+def warnings(run: Run) -> list[str]:
+    return list(run.warnings)

@@ -7,7 +7,6 @@ meanwhile (a filled batch, a due debounce window) go on `Candidate.released` for
 """
 
 from collections.abc import Callable
-from typing import Any
 
 from weir.platform.runtime.flow import (
     batch,
@@ -22,6 +21,7 @@ from weir.platform.runtime.flow import (
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
+from weir.platform.store.run_records import Run
 
 Gate = Callable[[Tx, Candidate], bool]
 
@@ -52,6 +52,6 @@ def after_create(tx: Tx, cand: Candidate, run_id: str) -> None:
     timeouts.arm(tx, cand, run_id)
 
 
-def after_finish(tx: Tx, run: Any) -> None:
+def after_finish(tx: Tx, run: Run) -> None:
     """Release what a run held for its whole life (its singleton lock)."""
     singleton.release(tx, run)

@@ -117,7 +117,7 @@ def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> Candidate | None:
     event = records.get_event(tx.conn, str(stored["event_id"]))
     if fn is None or fn.archived or event is None:
         return None  # the function is gone, or its events were pruned: nothing to start
-    payload = records.load_event_payloads(tx.conn, [event.id])
+    payload = [event.payload]
     warnings = [str(w) for w in stored.get("warnings", [])]
     skip = frozenset({BATCH, DEBOUNCE, RATE_LIMIT})  # it passed those when it arrived
     return Candidate(fn, [event.id], payload, event.received_at, warnings, skip_gates=skip)

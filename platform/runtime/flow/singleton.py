@@ -5,9 +5,7 @@ The gate only decides (skip, or go on); the lock is taken once the new run exist
 a later check (a duplicate event id) then refuses.
 """
 
-import json
 from dataclasses import replace
-from typing import Any
 
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
@@ -16,8 +14,9 @@ from weir.platform.runtime.flow.gate_io import SINGLETON, gate_key, load_row, re
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate, records
-from weir.platform.vocabulary import ENDED, EventOutcome
+from weir.platform.store import gatestate, run_records
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import EventOutcome
 
 
 def gate(tx: Tx, cand: Candidate) -> bool:
@@ -39,8 +38,8 @@ def holder(tx: Tx, key_hash: str) -> str | None:
     lock = load_row(tx, SINGLETON, key_hash)
     if lock is None:
         return None
-    run = records.get_run(tx.conn, str(lock["run_id"]))
-    return None if run is None or run.status in ENDED else str(run.id)
+    run = run_records.get_run(tx.conn, str(lock["run_id"]))
+    return None if run is None or run.ended else str(run.id)
 
 
 def _key(cand: Candidate) -> EvaluatedKey | None:
@@ -67,9 +66,9 @@ def take_lock(tx: Tx, cand: Candidate, run_id: str) -> None:
     gatestate.save(tx.conn, SINGLETON, key.hash, {"run_id": run_id, "key": key.text}, None)
 
 
-def release(tx: Tx, run: Any) -> None:
+def release(tx: Tx, run: Run) -> None:
     """Free the run's lock when it ends (unless another run holds the key by now)."""
-    key_hash = json.loads(run.keys or "{}").get(SINGLETON, {}).get("hash")
+    key_hash = run.keys.get(SINGLETON, {}).get("hash")
     if key_hash is None:
         return
     lock = load_row(tx, SINGLETON, key_hash)

@@ -6,16 +6,15 @@ The finish deadline is only known once the run has started, so its timer is firs
 earliest it could be (creation + finish) and re-arms itself until the run's start is known.
 """
 
-from typing import Any
-
 from weir.platform.functions import Timeouts
 from weir.platform.gates import timeouts
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import cancel_run, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gates_ops, records
+from weir.platform.store import gates_ops, run_records
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import ENDED, QueueKind
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import QueueKind
 
 TIMER = QueueKind.RUN_TIMEOUT
 START = "start"
@@ -38,9 +37,9 @@ def _set(tx: Tx, run_id: str, fn_id: str, which: str, at: int) -> None:
 
 
 def on_timer(tx: Tx, item: q.Claimed) -> None:
-    run = records.get_run(tx.conn, item.run_id or "")
+    run = run_records.get_run(tx.conn, item.run_id or "")
     fn = None if run is None else tx.registry.by_id.get(run.function_id)
-    if run is None or run.status in ENDED or fn is None or fn.config.timeouts is None:
+    if run is None or run.ended or fn is None or fn.config.timeouts is None:
         return
     config = _config(fn.config.timeouts)
     if item.payload.get("which") == START:
@@ -53,7 +52,7 @@ def _config(option: Timeouts) -> timeouts.TimeoutConfig:
     return timeouts.TimeoutConfig(start_ms=option.start_ms, finish_ms=option.finish_ms)
 
 
-def _check_start(tx: Tx, run: Any, config: timeouts.TimeoutConfig) -> None:
+def _check_start(tx: Tx, run: Run, config: timeouts.TimeoutConfig) -> None:
     if run.started_at is not None:
         return  # its first step began in time; only `finish` applies now
     leased = gates_ops.in_flight_until(tx.conn, run.id)
@@ -63,7 +62,7 @@ def _check_start(tx: Tx, run: Any, config: timeouts.TimeoutConfig) -> None:
     _cancel_or_rearm(tx, run, START, timeouts.check(config, run.created_at, None, tx.now))
 
 
-def _check_finish(tx: Tx, run: Any, config: timeouts.TimeoutConfig) -> None:
+def _check_finish(tx: Tx, run: Run, config: timeouts.TimeoutConfig) -> None:
     if run.started_at is None:
         # In flight: its start is known once the call ends. Idle: it cannot end before now +
         # finish, since it has not started yet.
@@ -74,7 +73,7 @@ def _check_finish(tx: Tx, run: Any, config: timeouts.TimeoutConfig) -> None:
     _cancel_or_rearm(tx, run, FINISH, decision)
 
 
-def _cancel_or_rearm(tx: Tx, run: Any, which: str, decision: timeouts.TimeoutDecision) -> None:
+def _cancel_or_rearm(tx: Tx, run: Run, which: str, decision: timeouts.TimeoutDecision) -> None:
     if decision.cancel:
         cancel_run(tx, run.id, decision.words)
     elif decision.deadline_ms is not None:  # ran early (a clock step): wait for the deadline

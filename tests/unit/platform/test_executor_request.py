@@ -1,15 +1,17 @@
 """The invocation body: JCS-canonical, memos as stored, use_api above 4 MiB of state."""
 
 import json
-from types import SimpleNamespace
 
 from weir.platform.executor.request import MAX_INLINE_BYTES, CallState, build_body, step_url
+from weir.platform.store.run_records import Run
+from weir.platform.store.step_records import Step
+from weir.platform.vocabulary import RunStatus
 
 
 def state(event_data: dict[str, object], memos: list[tuple[str, str]]) -> CallState:
-    run = SimpleNamespace(id="run1", force_plan=False)
-    rows = [SimpleNamespace(step_id=s, memo=m, seq=i) for i, (s, m) in enumerate(memos)]
-    return CallState(run=run, events=[{"name": "e", "data": event_data}], memos=rows)
+    run = Run("run1", "fn", RunStatus.RUNNING, (), 0, 0, "lane", force_plan=False)
+    steps = [Step("run1", s, i, s, "StepRun", json.loads(m), 0) for i, (s, m) in enumerate(memos)]
+    return CallState(run=run, events=[{"name": "e", "data": event_data}], memos=steps)
 
 
 def test_body_carries_events_steps_and_ctx() -> None:

@@ -17,7 +17,7 @@ from weir.platform.runtime import events, finish_hooks, runs
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
-from weir.platform.store import records
+from weir.platform.store import run_records
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
 
@@ -59,7 +59,7 @@ def send(engine: Engine) -> tuple[str, str, list[notes.Note]]:
     ids, said = transition(engine, lambda tx: events.accept(tx, [incoming]))
     event_id = ids[0]
     with engine.connect() as conn:
-        [run] = records.runs_for_event(conn, event_id)
+        [run] = run_records.runs_for_event(conn, event_id)
     return event_id, run.id, said
 
 
@@ -74,7 +74,7 @@ def test_a_run_is_noted_with_run_function_and_event_ids_as_it_moves(engine: Engi
     event_id, run_id, _ = send(engine)
 
     def start_step_finish(tx: Tx) -> None:
-        runs.mark_started(tx, records.get_run(tx.conn, run_id), NOON)
+        runs.mark_started(tx, run_records.get_run(tx.conn, run_id), NOON)
         runs.resolve_step(tx, run_id, "s1", {"data": 1}, op="StepRun", name="first")
         runs.finish_run(tx, run_id, "FAILED", None, error={"name": "E", "message": "bad"})
 

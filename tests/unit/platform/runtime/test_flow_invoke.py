@@ -1,12 +1,11 @@
 """An invoke whose target refuses the event (rate limit, ...) fails the caller's step at once,
 instead of leaving it to wait for its invoke timeout."""
 
-import json
 from dataclasses import replace
 
 from weir.platform.functions import EventTrigger, RateLimit
 from weir.platform.runtime import events, invoke
-from weir.platform.store import records
+from weir.platform.store import step_records
 from weir.platform.vocabulary import SystemEvent
 
 from tests.support.flow_harness import NOON, Harness, config
@@ -26,7 +25,7 @@ def test_a_refused_invoke_fails_the_callers_step_with_the_reason(database_url: s
             data = invoke.start_invoke(tx, parent, "target", step_id, name, opts, None)
             events.emit(tx, SystemEvent.FUNCTION_INVOKED, data)
     with h.tx() as tx:
-        steps = {s.step_id: json.loads(s.memo) for s in records.list_steps(tx.conn, parent.id)}
+        steps = {s.step_id: s.memo for s in step_records.list_steps(tx.conn, parent.id)}
     assert "s1" not in steps  # the first invoke started a run and waits for it
     assert len(h.runs("target")) == 1
     error = steps["s2"]["error"]

@@ -3,8 +3,6 @@ for the whole run and is released when it ends, per key, across restarts."""
 
 from __future__ import annotations
 
-import json
-
 from weir.platform.functions import Debounce, Singleton
 from weir.platform.store import gatestate
 
@@ -45,7 +43,7 @@ def test_cancel_mode_cancels_the_holder_and_the_new_run_goes_ahead(database_url:
     h.send(NOON)
     newest = h.send(NOON + S)
     old, new = h.runs()
-    assert old.status == "CANCELLED" and "singleton: replaced by run" in old.output
+    assert old.status == "CANCELLED" and "singleton: replaced by run" in old.output["message"]
     assert new.status == "QUEUED" and event_ids(new) == [newest]
     assert h.gate_rows("singleton") == [{"run_id": new.id, "key": ""}]
 
@@ -74,7 +72,7 @@ def test_a_lock_left_by_an_ended_run_is_free(database_url: str) -> None:
     lock = h.gate_rows("singleton")[0]
     h.finish(holder.id, NOON + 1)
     with h.tx(NOON + 2) as tx:  # as if the release had been lost
-        key_hash = json.loads(holder.keys)["singleton"]["hash"]
+        key_hash = holder.keys["singleton"]["hash"]
         gatestate.save(tx.conn, "singleton", key_hash, lock, None)
     h.send(NOON + 3)
     assert len(h.runs()) == 2

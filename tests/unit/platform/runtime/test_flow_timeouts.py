@@ -24,7 +24,7 @@ def test_a_run_not_started_by_the_start_deadline_is_cancelled(database_url: str)
     first, second = h.runs()
     assert first.status == "RUNNING"
     assert second.status == "CANCELLED" and second.ended_at == NOON + 5 * S
-    assert "timeouts.start: deadline 12:00:05.000 passed" in second.output
+    assert "timeouts.start: deadline 12:00:05.000 passed" in second.output["message"]
     assert all(item.run_id != second.id for item in h.queued("exec"))  # its start went too
 
 
@@ -49,7 +49,7 @@ def test_a_run_still_going_at_the_finish_deadline_is_cancelled(database_url: str
     h.advance(NOON + 13 * S)
     ended = h.run(run.id)
     assert ended.status == "CANCELLED" and ended.ended_at == NOON + 13 * S
-    assert "timeouts.finish" in ended.output
+    assert "timeouts.finish" in ended.output["message"]
 
 
 def test_timers_of_a_run_that_ends_in_time_go_with_it(database_url: str) -> None:
@@ -75,7 +75,7 @@ def test_a_matching_later_event_cancels_the_run(database_url: str) -> None:
     assert h.runs()[0].status == "QUEUED"
     h.send(NOON + 2 * S, {"order": 1}, name="app/cancel")
     (run,) = h.runs()
-    assert run.status == "CANCELLED" and "app/cancel" in run.output
+    assert run.status == "CANCELLED" and "app/cancel" in run.output["message"]
 
 
 def test_cancel_on_expires_after_its_timeout(database_url: str) -> None:

@@ -101,8 +101,8 @@ def _servable(h: Harness, run_id: str) -> None:
         state = load_call_state(conn, run_id)
     assert state is not None
     build_body(state, fn_id="fn", step_id="step", attempt=0, max_attempts=1)  # canonical JSON
-    if state.run.output is not None:
-        json.dumps(json.loads(state.run.output), allow_nan=False)  # what the API answers
+    if state.run.ended:
+        json.dumps(state.run.output, allow_nan=False)  # what the API answers
 
 
 @settings(

@@ -1,0 +1,230 @@
+"""Runs as records: the `runs` row decoded once into a frozen `Run`, and the named operations
+that create, read and change a run (no other package sees a `runs` row).
+"""
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from weir.platform.store.schema import event_runs, runs
+from weir.platform.vocabulary import ENDED, RunStatus
+
+_INSERT_RUN = insert(runs)
+_INSERT_EVENT_RUN = insert(event_runs)
+_GET_RUN = select(runs).where(runs.c.id == bindparam("b_id"))
+_UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingStep:
+    """A step the run has opened and not yet resolved (its work is queued or in flight)."""
+
+    id: str
+    race: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run, its JSON columns decoded."""
+
+    id: str
+    function_id: str
+    status: RunStatus
+    event_ids: tuple[str, ...]  # the first is the triggering event
+    created_at: int
+    score: int  # created_at - priority, for queue order
+    lane: str
+    batch_id: str | None = None
+    cron: str | None = None
+    original_run_id: str | None = None  # set on reruns
+    correlation_id: str | None = None  # invoke: "<parent run>.<step>"
+    started_at: int | None = None
+    ended_at: int | None = None
+    output: Any = None  # once ended: the return value, or the error object
+    keys: dict[str, Any] = field(default_factory=dict)  # evaluated gate keys, and "limits"
+    force_plan: bool = False
+    pending: tuple[PendingStep, ...] = ()
+    step_count: int = 0
+    state_bytes: int = 0
+    cancel_requested: bool = False
+    waiting: dict[str, Any] | None = None  # WaitReason: why the run is not moving
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def trigger_id(self) -> str | None:
+        return self.event_ids[0] if self.event_ids else None
+
+    @property
+    def limits(self) -> tuple[tuple[str, int], ...]:
+        """The (key hash, limit) pairs of every concurrency key the run's items hold."""
+        return tuple((str(k), int(v)) for k, v in self.keys.get("limits", []))
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """What a run is created with; everything else starts empty."""
+
+    id: str
+    function_id: str
+    event_ids: Sequence[str]
+    created_at: int
+    score: int
+    lane: str
+    keys: dict[str, Any] = field(default_factory=dict)
+    waiting: dict[str, Any] | None = None
+    warnings: Sequence[str] = ()
+    batch_id: str | None = None
+    cron: str | None = None
+    original_run_id: str | None = None
+    correlation_id: str | None = None
+
+
+def run_from_row(row: Row[Any]) -> Run:
+    """The one place a `runs` row becomes a `Run`."""
+    pending = json.loads(row.pending)
+    return Run(
+        id=row.id,
+        function_id=row.function_id,
+        status=RunStatus(row.status),
+        event_ids=tuple(json.loads(row.event_ids)),
+        created_at=int(row.created_at),
+        score=int(row.score),
+        lane=row.lane,
+        batch_id=row.batch_id,
+        cron=row.cron,
+        original_run_id=row.original_run_id,
+        correlation_id=row.correlation_id,
+        started_at=_int(row.started_at),
+        ended_at=_int(row.ended_at),
+        output=json.loads(row.output) if row.output is not None else None,
+        keys=json.loads(row.keys or "{}"),
+        force_plan=bool(row.force_plan),
+        pending=tuple(PendingStep(str(p["id"]), bool(p.get("race"))) for p in pending),
+        step_count=int(row.step_count),
+        state_bytes=int(row.state_bytes),
+        cancel_requested=bool(row.cancel_requested),
+        waiting=json.loads(row.waiting) if row.waiting else None,
+        warnings=tuple(json.loads(row.warnings)),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _pending_json(pending: Iterable[PendingStep]) -> str:
+    return json.dumps([{"id": p.id, "race": p.race} for p in pending])
+
+
+# -- reads -------------------------------------------------------------------------------------
+def get_run(conn: Connection, run_id: str) -> Run | None:
+    row = conn.execute(_GET_RUN, {"b_id": run_id}).first()
+    return None if row is None else run_from_row(row)
+
+
+def runs_for_event(conn: Connection, event_id: str) -> list[Run]:
+    query = (
+        select(runs)
+        .join(event_runs, event_runs.c.run_id == runs.c.id)
+        .where(event_runs.c.event_id == event_id)
+        .order_by(runs.c.id)
+    )
+    return [run_from_row(r) for r in conn.execute(query)]
+
+
+# -- writes ------------------------------------------------------------------------------------
+def insert_run(conn: Connection, new: NewRun) -> None:
+    """A QUEUED run, linked to each of its events once."""
+    row = {
+        "id": new.id,
+        "function_id": new.function_id,
+        "status": RunStatus.QUEUED,
+        "event_ids": json.dumps(list(new.event_ids)),
+        "batch_id": new.batch_id,
+        "cron": new.cron,
+        "original_run_id": new.original_run_id,
+        "correlation_id": new.correlation_id,
+        "created_at": new.created_at,
+        "score": new.score,
+        "lane": new.lane,
+        "keys": json.dumps(new.keys),
+        "waiting": json.dumps(new.waiting) if new.waiting else None,
+        "warnings": json.dumps(list(new.warnings)),
+    }
+    conn.execute(_INSERT_RUN, row)
+    links = [{"event_id": e, "run_id": new.id} for e in dict.fromkeys(new.event_ids)]
+    if links:
+        conn.execute(_INSERT_EVENT_RUN, links)
+
+
+def mark_started(conn: Connection, run_id: str, at: int) -> None:
+    """Its first call began at `at`: the run is RUNNING and waits for nothing."""
+    _update(conn, run_id, status=RunStatus.RUNNING, started_at=at, waiting=None)
+
+
+def set_waiting(conn: Connection, run_id: str, waiting: dict[str, Any] | None) -> None:
+    """Why the run is not moving (None: it is)."""
+    _update(conn, run_id, waiting=json.dumps(waiting) if waiting else None)
+
+
+def set_pending(
+    conn: Connection, run_id: str, pending: Sequence[PendingStep], force_plan: bool
+) -> None:
+    """The steps the run has opened; `force_plan` while a parallel group is open."""
+    _update(conn, run_id, pending=_pending_json(pending), force_plan=force_plan)
+
+
+def step_saved(
+    conn: Connection,
+    run_id: str,
+    *,
+    step_count: int,
+    state_bytes: int,
+    pending: Sequence[PendingStep],
+    force_plan: bool,
+) -> None:
+    """A step's result was stored: its counters and the steps still open."""
+    _update(
+        conn,
+        run_id,
+        step_count=step_count,
+        state_bytes=state_bytes,
+        pending=_pending_json(pending),
+        force_plan=force_plan,
+    )
+
+
+def finish(
+    conn: Connection,
+    run_id: str,
+    status: RunStatus,
+    at: int,
+    output: Any,
+    *,
+    started_at: int | None = None,
+) -> None:
+    """End the run with `output` (the return value, or the error object); `started_at` if
+    the run starts and ends in one write."""
+    values: dict[str, Any] = {
+        "status": status,
+        "ended_at": at,
+        "waiting": None,
+        "output": _json(output),
+    }
+    if started_at is not None:
+        values["started_at"] = started_at
+    _update(conn, run_id, **values)
+
+
+def _update(conn: Connection, run_id: str, **values: Any) -> None:
+    conn.execute(_UPDATE_RUN, {"b_id": run_id, **values})

@@ -1,0 +1,151 @@
+"""A run's memoized steps and its timeline (history) as records: each row decoded once, here.
+
+The writes (`save_memo`, `add_history`, `close_history`) are in records.py.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, select
+from weir.platform.store.schema import history, steps
+from weir.platform.vocabulary import HistoryKind, StepStatus
+
+_STEPS = select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq)
+_HISTORY = select(history).where(history.c.run_id == bindparam("run")).order_by(history.c.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A step's result, stored once: `memo` is what goes back to the SDK (decoded)."""
+
+    run_id: str
+    step_id: str  # hashed step id
+    seq: int  # completion order
+    name: str
+    op: str  # StepRun, StepFailed, Sleep, WaitForEvent, InvokeFunction, AIGateway, ...
+    memo: Any
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class CallOp:
+    """An op a call's answer reported."""
+
+    op: str
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryDetail:
+    """What a timeline entry says beyond its columns; which fields are set depends on the kind.
+
+    `data` is the detail as stored (the REST API answers it as it is)."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    # call
+    returned: bool = False  # the function returned (the call completed the run)
+    ops: tuple[CallOp, ...] = ()
+    error: dict[str, Any] | None = None  # a failed call's error object
+    http_status: int | None = None  # a failed call's HTTP status
+    # sleep and wait
+    until: int | None = None
+    # wait
+    event: str = ""
+    expression: str | None = None  # the wait's `if`
+    # invoke
+    function: str = ""
+    # ai
+    url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One entry of a run's timeline: a call to the app, a sleep, a wait, an invoke, ..."""
+
+    id: int
+    run_id: str
+    kind: HistoryKind
+    step_id: str | None
+    name: str
+    attempt: int
+    status: StepStatus
+    started_at: int
+    ended_at: int | None
+    detail: HistoryDetail
+
+    @property
+    def open(self) -> bool:
+        return self.ended_at is None
+
+    def mentions(self, step_id: str) -> bool:
+        """A call addressed to the step, or whose answer reported an op for it."""
+        return self.step_id == step_id or any(o.id == step_id for o in self.detail.ops)
+
+
+def step_from_row(row: Row[Any]) -> Step:
+    """The one place a `steps` row becomes a `Step`."""
+    return Step(
+        run_id=row.run_id,
+        step_id=row.step_id,
+        seq=int(row.seq),
+        name=row.name or "",
+        op=row.op,
+        memo=json.loads(row.memo),
+        at=int(row.at),
+    )
+
+
+def history_from_row(row: Row[Any]) -> HistoryEntry:
+    """The one place a `history` row becomes a `HistoryEntry`."""
+    return HistoryEntry(
+        id=int(row.id),
+        run_id=row.run_id,
+        kind=HistoryKind(row.kind),
+        step_id=row.step_id,
+        name=row.name or "",
+        attempt=int(row.attempt),
+        status=StepStatus(row.status),
+        started_at=int(row.started_at),
+        ended_at=None if row.ended_at is None else int(row.ended_at),
+        detail=detail_from(json.loads(row.detail or "{}")),
+    )
+
+
+def detail_from(data: Any) -> HistoryDetail:
+    if not isinstance(data, dict):
+        return HistoryDetail()
+    ops = tuple(
+        CallOp(str(o.get("op") or ""), str(o.get("id") or ""), str(o.get("name") or ""))
+        for o in data.get("ops") or []
+        if isinstance(o, dict)
+    )
+    error, status, until = data.get("error"), data.get("status"), data.get("until")
+    return HistoryDetail(
+        data=data,
+        returned=data.get("result") == "completed",
+        ops=ops,
+        error=(error if isinstance(error, dict) else {}) if "error" in data else None,
+        http_status=status if isinstance(status, int) else None,
+        until=until if isinstance(until, int) else None,
+        event=str(data.get("event") or ""),
+        expression=data["if"] if isinstance(data.get("if"), str) else None,
+        function=str(data.get("function") or ""),
+        url=str(data.get("url") or ""),
+    )
+
+
+def list_steps(conn: Connection, run_id: str) -> list[Step]:
+    """The run's memoized steps in completion order."""
+    return [step_from_row(r) for r in conn.execute(_STEPS, {"run": run_id})]
+
+
+def get_step(conn: Connection, run_id: str, step_id: str) -> Step | None:
+    query = select(steps).where(steps.c.run_id == run_id, steps.c.step_id == step_id)
+    row = conn.execute(query).first()
+    return None if row is None else step_from_row(row)
+
+
+def list_history(conn: Connection, run_id: str) -> list[HistoryEntry]:
+    return [history_from_row(r) for r in conn.execute(_HISTORY, {"run": run_id})]
