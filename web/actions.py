@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api.deps import platform
 from weir.platform.ingest import EventError
+from weir.platform.reads import events
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
-from weir.platform.store import queries
 from weir.web import data
 from weir.web.login import protect_form
 from weir.web.render import page
@@ -77,10 +77,10 @@ def _event_body(name: str, payload: str) -> bytes:
 
 @router.post("/events/{event_id}/replay", dependencies=[Depends(protect_form)])
 async def replay(event_id: str, weir: Platform = Depends(platform)) -> Response:
-    found = await weir.read(lambda c: queries.events_by_ids(c, [event_id]))
-    if not found:
+    found = await weir.read(lambda c: events.event(c, event_id))
+    if found is None:
         return back("/events", problem=f"There is no event with id {event_id}.")
-    original: dict[str, Any] = dict(found[0].payload)
+    original: dict[str, Any] = dict(found.payload)
     # A replay is a new event: same name, data and user, a fresh id and timestamp.
     fresh = {k: original[k] for k in ("name", "data", "user") if k in original}
     try:

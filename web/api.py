@@ -5,8 +5,8 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
+from weir.platform.reads.runs import run_view
 from weir.platform.service import Platform
-from weir.platform.store import queries
 from weir.platform.vocabulary import ENDED
 from weir.web import data, timeline
 
@@ -28,7 +28,7 @@ async def runs(
 @router.get("/runs/{run_id}")
 async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
     """Enough to tell whether the run page is stale: status and how much history it has."""
-    view = await weir.read(lambda c: queries.run_view(c, run_id))
+    view = await weir.read(lambda c: run_view(c, run_id))
     if view is None:
         return JSONResponse({"error": f"no run with id {run_id!r}"}, 404)
     now = weir.clock.now_ms()
@@ -37,7 +37,7 @@ async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
         "status": view.run.status,
         "ended": view.run.status in ENDED,
         # the run page reloads when this differs from the `progress` it was rendered with
-        "progress": f"{view.run.status}/{len(view.history)}/{len(view.steps)}",
+        "progress": view.progress,
         "reasons": timeline.waiting_reasons(view.run, view.history, now),
     }
 

@@ -8,10 +8,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from weir.platform.reads.events import EventSummary
+from weir.platform.reads.records import EventRun, Outcome, Run
 from weir.platform.service import Platform
-from weir.platform.store.queries import EventRun
-from weir.platform.store.records import Outcome, StoredEvent
-from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
@@ -109,10 +108,6 @@ def trigger_of(run: Run, names: dict[str, str]) -> str:
     return f"{first} (+{len(ids) - 1} more)" if len(ids) > 1 else first
 
 
-def first_event_ids(rows: list[Run]) -> list[str]:
-    return [r.trigger_id for r in rows if r.trigger_id is not None]
-
-
 OUTCOME_WORDS = {
     EventOutcome.RATE_LIMITED: "rate limited",
     EventOutcome.IDEMPOTENT: "skipped: idempotent duplicate",
@@ -124,9 +119,8 @@ OUTCOME_WORDS = {
 }
 
 
-def event_row(
-    weir: Platform, event: StoredEvent, runs: list[EventRun], outcomes: list[Outcome]
-) -> dict[str, Any]:
+def event_row(weir: Platform, summary: EventSummary) -> dict[str, Any]:
+    event = summary.event
     payload = event.payload
     return {
         "id": event.id,
@@ -134,8 +128,8 @@ def event_row(
         "received_at": clock(event.received_at),
         "payload": json.dumps(payload, indent=2, ensure_ascii=False),
         "replayable": not event.name.startswith(SYSTEM_EVENT_PREFIX),
-        "runs": [_event_run(weir, r) for r in runs],
-        "outcomes": [_outcome(weir, o) for o in outcomes],
+        "runs": [_event_run(weir, r) for r in summary.runs],
+        "outcomes": [_outcome(weir, o) for o in summary.outcomes],
     }
 
 

@@ -6,9 +6,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
+from weir.platform.reads import runs
+from weir.platform.reads.records import Step
+from weir.platform.reads.runs import RunView
 from weir.platform.service import Platform
-from weir.platform.store import queries
-from weir.platform.store.step_records import Step
 from weir.platform.vocabulary import RunStatus
 from weir.web import data, display, timeline
 from weir.web.errors import NotFound
@@ -48,13 +49,13 @@ async def runs_page(
 
 @router.get("/runs/{run_id}")
 async def run_page(request: Request, run_id: str, weir: Platform = Depends(platform)) -> Any:
-    view = await weir.read(lambda c: queries.run_view(c, run_id))
+    view = await weir.read(lambda c: runs.run_view(c, run_id))
     if view is None:
         raise NotFound("Run not found", f"There is no run with id {run_id!r}.")
     return page(request, "run.html", **_run_context(weir, view))
 
 
-def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
+def _run_context(weir: Platform, view: RunView) -> dict[str, Any]:
     now = weir.clock.now_ms()
     run = view.run
     names = {s.step_id: s.name for s in view.steps}
@@ -67,7 +68,7 @@ def _run_context(weir: Platform, view: queries.RunView) -> dict[str, Any]:
         "bars": timeline.waterfall(run, view.history, names, now),
         "reasons": timeline.waiting_reasons(run, view.history, now),
         "steps": [_step(s) for s in view.steps],
-        "progress": f"{run.status}/{len(view.history)}/{len(view.steps)}",
+        "progress": view.progress,
         "events": [
             {
                 "id": e.id,

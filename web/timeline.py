@@ -7,8 +7,7 @@ template only sets `left` and `width`; no layout happens in the browser.
 from dataclasses import dataclass
 from typing import Any
 
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import HistoryEntry
+from weir.platform.reads.records import HistoryEntry, Run
 from weir.platform.vocabulary import HistoryKind, RunStatus, StepStatus
 from weir.web.display import clock, span
 

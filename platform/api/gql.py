@@ -27,11 +27,11 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.functions.describe import describe_trigger
+from weir.platform.reads import events, runs
+from weir.platform.reads.records import HistoryEntry, Run, Step
+from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.platform.store import queries, step_records
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
 
 router = APIRouter(prefix="/v0")
@@ -132,14 +132,10 @@ async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
     weir = _weir(info)
     event_id = str(query["eventId"])
 
-    def load(conn: Any) -> tuple[Any, list[Any]]:
-        found = queries.events_by_ids(conn, [event_id])
-        run_rows = queries.runs_by_ids(conn, queries.run_ids_for_event(conn, event_id))
-        return (found[0] if found else None), run_rows
-
-    row, run_rows = await weir.read(load)
-    if row is None:
+    found = await weir.read(lambda c: events.event_detail(c, event_id))
+    if found is None:
         return None
+    row, run_rows = found.event, found.runs
     ended = [r for r in run_rows if r.status in ENDED]
     return {
         "id": row.id,
@@ -156,7 +152,7 @@ async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
 @query.field("run")
 async def resolve_run(_: Any, info: Info, runID: str) -> Any:
     weir = _weir(info)
-    view = await weir.read(lambda c: queries.run_view(c, runID))
+    view = await weir.read(lambda c: runs.run_view(c, runID))
     if view is None:
         return None
     return _run_json(weir, view.run) | {"_view": view}
@@ -170,7 +166,7 @@ async def resolve_trace(parent: dict[str, Any], info: Info, **_: Any) -> Any:
 @query.field("runTrace")
 async def resolve_run_trace(_: Any, info: Info, runID: str) -> Any:
     weir = _weir(info)
-    view = await weir.read(lambda c: queries.run_view(c, runID))
+    view = await weir.read(lambda c: runs.run_view(c, runID))
     if view is None:
         raise GraphQLError(f"no run with id {runID!r}")
     return root_span(view, weir)
@@ -178,7 +174,7 @@ async def resolve_run_trace(_: Any, info: Info, runID: str) -> Any:
 
 @query.field("runTrigger")
 async def resolve_run_trigger(_: Any, info: Info, runID: str) -> Any:
-    view = await _weir(info).read(lambda c: queries.run_view(c, runID))
+    view = await _weir(info).read(lambda c: runs.run_view(c, runID))
     if view is None:
         raise GraphQLError(f"no run with id {runID!r}")
     first = view.events[0] if view.events else None
@@ -198,11 +194,11 @@ async def resolve_output(_: Any, info: Info, outputID: str) -> Any:
     run_id, step_id = parse_output_id(outputID)
     weir = _weir(info)
     if not step_id:
-        view = await weir.read(lambda c: queries.run_view(c, run_id))
+        view = await weir.read(lambda c: runs.run_view(c, run_id))
         if view is None:
             raise GraphQLError(f"unknown output id {outputID!r}")
         return run_output(view.run)
-    step = await weir.read(lambda c: step_records.get_step(c, run_id, step_id))
+    step = await weir.read(lambda c: runs.step(c, run_id, step_id))
     if step is None:
         raise GraphQLError(f"unknown output id {outputID!r}")
     return step_output(step.op, step.memo)
@@ -247,7 +243,7 @@ def _text(value: Any) -> str:
 
 
 # -- spans -------------------------------------------------------------------------------------
-def root_span(view: queries.RunView, weir: Platform) -> dict[str, Any]:
+def root_span(view: RunView, weir: Platform) -> dict[str, Any]:
     run = view.run
     fn = weir.registry.by_id.get(run.function_id)
     children = step_spans(view)
@@ -261,7 +257,7 @@ def root_span(view: queries.RunView, weir: Platform) -> dict[str, Any]:
     ) | {"isRoot": True, "attempts": None}
 
 
-def step_spans(view: queries.RunView) -> list[dict[str, Any]]:
+def step_spans(view: RunView) -> list[dict[str, Any]]:
     """Memoized steps in order, then the steps still open (sleeping, waiting, invoking)."""
     started = view.run.started_at or view.run.created_at
     spans: list[dict[str, Any]] = []
@@ -276,7 +272,7 @@ def step_spans(view: queries.RunView) -> list[dict[str, Any]]:
     return spans
 
 
-def _step_span(view: queries.RunView, step: Step, started: int) -> dict[str, Any]:
+def _step_span(view: RunView, step: Step, started: int) -> dict[str, Any]:
     memo = step.memo
     failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED
     return _span(

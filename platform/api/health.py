@@ -5,8 +5,8 @@ answers and the scheduler runs."""
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
+from weir.platform.reads.health import store_answers
 from weir.platform.service import Platform
-from weir.platform.store import stats
 
 router = APIRouter()
 
@@ -30,7 +30,7 @@ async def ready(weir: Platform = Depends(platform)) -> JSONResponse:
     if weir.ready and not weir.scheduler_running:
         problems.append("the scheduler is not running")
     try:
-        await weir.read(stats.ping)
+        await weir.read(store_answers)
     except Exception as exc:  # any failure to reach the store makes the process unready
         problems.append(f"the store does not answer: {exc}")
     if problems:

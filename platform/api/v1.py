@@ -6,12 +6,10 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.reads import events, runs
+from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
-from weir.platform.store import records, run_records, step_records
-from weir.platform.store.records import Outcome, StoredEvent
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.vocabulary import RunStatus
 
 router = APIRouter(prefix="/v1")
@@ -35,42 +33,34 @@ def _missing(what: str, ident: str) -> JSONResponse:
 
 @router.get("/events/{event_id}", responses=docs.errors(401, 404))
 async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    row, outcomes = await weir.read(
-        lambda c: (records.get_event(c, event_id), records.outcomes_for_event(c, event_id))
-    )
-    if row is None:
+    found = await weir.read(lambda c: events.event_detail(c, event_id))
+    if found is None:
         return _missing("event", event_id)
-    return _ok(weir, event_json(row) | {"outcomes": [outcome_json(weir, o) for o in outcomes]})
+    outcomes = [outcome_json(weir, o) for o in found.outcomes]
+    return _ok(weir, event_json(found.event) | {"outcomes": outcomes})
 
 
 @router.get("/events/{event_id}/runs", responses=docs.errors(401))
 async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    rows = await weir.read(lambda c: run_records.runs_for_event(c, event_id))
+    rows = await weir.read(lambda c: events.event_runs(c, event_id))
     return _ok(weir, [run_json(weir, row) for row in rows])
 
 
 @router.get("/runs/{run_id}", responses=docs.errors(401, 404))
 async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    found = await weir.read(
-        lambda c: (
-            run_records.get_run(c, run_id),
-            step_records.list_steps(c, run_id),
-            step_records.list_history(c, run_id),
-        )
-    )
-    run, steps, history = found
-    if run is None:
+    view = await weir.read(lambda c: runs.run_view(c, run_id))
+    if view is None:
         return _missing("run", run_id)
-    data = run_json(weir, run) | {
-        "steps": [step_json(s) for s in steps],
-        "history": [history_json(h) for h in history],
+    data = run_json(weir, view.run) | {
+        "steps": [step_json(s) for s in view.steps],
+        "history": [history_json(h) for h in view.history],
     }
     return _ok(weir, data)
 
 
 @router.delete("/runs/{run_id}", responses=docs.errors(401, 404))
 async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    run = await weir.read(lambda c: run_records.get_run(c, run_id))
+    run = await weir.read(lambda c: runs.run(c, run_id))
     if run is None:
         return _missing("run", run_id)
     cancelled = await weir.cancel(run_id)
@@ -81,7 +71,7 @@ async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
 async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
     """Start a new run of the run's function from the same event(s), past the pre-run gates
     (runtime/rerun.py); answers the new run's id."""
-    run = await weir.read(lambda c: run_records.get_run(c, run_id))
+    run = await weir.read(lambda c: runs.run(c, run_id))
     if run is None:
         return _missing("run", run_id)
     try:

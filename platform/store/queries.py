@@ -1,4 +1,4 @@
-"""Named read operations for the GraphQL API and the web UI (no writes here).
+"""Named read operations behind the read models of `weir.platform.reads` (no writes here).
 
 Lists page by keyset — `(created_at, id)` for runs, `(received_at, id)` for events — so that a
 page costs an index range scan whatever the table size; OFFSET would read every skipped row.
@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.store.records import Outcome, StoredEvent, event_from_row, outcome_from_row
-from weir.platform.store.run_records import Run, get_run, run_from_row
+from weir.platform.store.run_records import Run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
     event_runs,
@@ -21,7 +21,6 @@ from weir.platform.store.schema import (
     runs,
     slots,
 )
-from weir.platform.store.step_records import HistoryEntry, Step, list_history, list_steps
 from weir.platform.vocabulary import QueueKind, RunStatus
 
 MAX_PAGE = 200
@@ -46,16 +45,6 @@ class EventPage:
     name: str | None = None
     before: tuple[int, str] | None = None  # (received_at, id)
     after: tuple[int, str] | None = None
-
-
-@dataclass(frozen=True)
-class RunView:
-    """Everything the run pages show: the run, its memoized steps, timeline and events."""
-
-    run: Run
-    steps: list[Step]
-    history: list[HistoryEntry]
-    events: list[StoredEvent]
 
 
 # -- runs --------------------------------------------------------------------------------------
@@ -101,30 +90,6 @@ def _newer(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
 
 def _limit(limit: int) -> int:
     return max(1, min(limit, MAX_PAGE))
-
-
-def run_view(conn: Connection, run_id: str) -> RunView | None:
-    run = get_run(conn, run_id)
-    if run is None:
-        return None
-    return RunView(
-        run,
-        list_steps(conn, run_id),
-        list_history(conn, run_id),
-        events_by_ids(conn, run.event_ids),
-    )
-
-
-def run_ids_for_event(conn: Connection, event_id: str) -> list[str]:
-    query = select(event_runs.c.run_id).where(event_runs.c.event_id == event_id)
-    return [str(r) for r in conn.execute(query.order_by(event_runs.c.run_id)).scalars()]
-
-
-def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Run]:
-    if not run_ids:
-        return []
-    query = select(runs).where(runs.c.id.in_(list(run_ids))).order_by(runs.c.id)
-    return [run_from_row(r) for r in conn.execute(query)]
 
 
 # -- events ------------------------------------------------------------------------------------

@@ -1,0 +1,22 @@
+"""The store's frozen records, as the read models hand them out."""
+
+from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
+from weir.platform.store.records import Outcome, StoredEvent
+from weir.platform.store.run_records import Run
+from weir.platform.store.stats import StoreStats
+from weir.platform.store.step_records import HistoryEntry, Step
+from weir.platform.store.wait_records import Wait
+
+__all__ = [
+    "EventPage",
+    "EventRun",
+    "HistoryEntry",
+    "Outcome",
+    "Run",
+    "RunPage",
+    "SlotUse",
+    "Step",
+    "StoreStats",
+    "StoredEvent",
+    "Wait",
+]
