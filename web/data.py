@@ -83,7 +83,7 @@ async def one_event(weir: Platform, event_id: str) -> dict[str, Any] | None:
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
     now = weir.clock.now_ms()
 
-    def load(conn: Connection) -> tuple[dict[str, int], list[queries.SlotUse], list[Any]]:
+    def load(conn: Connection) -> tuple[dict[str, int], list[queries.SlotUse], list[catalog.App]]:
         return (
             queries.backlog_by_function(conn),
             queries.slots_in_use(conn, now),
