@@ -4,12 +4,32 @@ Admission runs for every stored event, so it reads this in-memory index rather t
 database; it is rebuilt from the store whenever a sync changes the catalog.
 """
 
-import json
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from weir.platform.functions import CronTrigger, EventTrigger, FunctionConfig, trigger_patterns
+
+
+class StoredFunction(Protocol):
+    """What the registry needs of a stored function (the store's record has it): the registry
+    sits below the store, so it names the shape rather than importing the record."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def app_id(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def archived(self) -> bool: ...
+    @property
+    def app_sdk(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -37,10 +57,10 @@ class Registry:
     version: int = 0
 
     @classmethod
-    def build(cls, rows: list[Any], version: int) -> "Registry":
+    def build(cls, stored: Iterable[StoredFunction], version: int) -> "Registry":
         registry = cls(version=version)
-        for row in rows:
-            registry.add(_function(row))
+        for fn in stored:
+            registry.add(_function(fn))
         return registry
 
     def add(self, fn: Function) -> None:
@@ -70,14 +90,13 @@ class Registry:
         ]
 
 
-def _function(row: Any) -> Function:
-    config = FunctionConfig.from_json(json.loads(row.config))
+def _function(stored: StoredFunction) -> Function:
     return Function(
-        id=row.id,
-        app_id=row.app_id,
-        slug=row.slug,
-        config=config,
-        version=row.version,
-        archived=bool(row.archived),
-        app_sdk=str(row.app_sdk or ""),
+        id=stored.id,
+        app_id=stored.app_id,
+        slug=stored.slug,
+        config=FunctionConfig.from_json(stored.config),
+        version=stored.version,
+        archived=stored.archived,
+        app_sdk=stored.app_sdk,
     )

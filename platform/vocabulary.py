@@ -96,3 +96,26 @@ class SystemEvent(StrEnum):
     FUNCTION_CANCELLED = "inngest/function.cancelled"
     FUNCTION_INVOKED = "inngest/function.invoked"
     SCHEDULED_TIMER = "inngest/scheduled.timer"  # a cron tick
+
+
+class Opcode(StrEnum):
+    """An op an SDK answers with (docs/protocol.md §8): what the function did or asks for."""
+
+    STEP_RUN = "StepRun"  # a step ran; its data is the result
+    STEP = "Step"  # the older name of StepRun
+    STEP_ERROR = "StepError"  # a step raised; retried while attempts remain
+    STEP_FAILED = "StepFailed"  # a step raised with no retry left, or NonRetriableError
+    STEP_PLANNED = "StepPlanned"  # a step found, to be run in a call of its own
+    SLEEP = "Sleep"
+    WAIT_FOR_EVENT = "WaitForEvent"
+    INVOKE_FUNCTION = "InvokeFunction"
+    AI_GATEWAY = "AIGateway"  # step.ai.infer: Weir makes the request itself
+
+
+# Ops whose step memo is stored as {"data": ...} or {"error": ...}: readers show what is inside.
+WRAPPED_MEMO_OPS = (
+    Opcode.STEP_RUN,
+    Opcode.STEP_FAILED,
+    Opcode.INVOKE_FUNCTION,
+    Opcode.AI_GATEWAY,
+)

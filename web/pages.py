@@ -10,7 +10,7 @@ from weir.platform.reads import runs
 from weir.platform.reads.records import Step
 from weir.platform.reads.runs import RunView
 from weir.platform.service import Platform
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import WRAPPED_MEMO_OPS, RunStatus
 from weir.web import data, display, timeline
 from weir.web.errors import NotFound
 from weir.web.render import page
@@ -85,7 +85,7 @@ def _run_context(weir: Platform, view: RunView) -> dict[str, Any]:
 
 def _step(step: Step) -> dict[str, Any]:
     memo = step.memo
-    wrapped = isinstance(memo, dict) and step.op in ("StepRun", "StepFailed", "InvokeFunction")
+    wrapped = isinstance(memo, dict) and step.op in WRAPPED_MEMO_OPS
     error = memo.get("error") if wrapped else None
     value = memo.get("data") if wrapped else memo
     return {

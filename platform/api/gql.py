@@ -32,7 +32,14 @@ from weir.platform.reads.records import HistoryEntry, Run, Step
 from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.platform.vocabulary import ENDED, HistoryKind, RunStatus, StepStatus
+from weir.platform.vocabulary import (
+    ENDED,
+    WRAPPED_MEMO_OPS,
+    HistoryKind,
+    Opcode,
+    RunStatus,
+    StepStatus,
+)
 
 router = APIRouter(prefix="/v0")
 MAX_QUERY_BYTES = 1024 * 1024
@@ -40,19 +47,18 @@ Info = GraphQLResolveInfo[dict[str, Any]]  # the context holds the Platform
 query = QueryType()
 function_run = ObjectType("FunctionRunV2")
 
-STEP_OPS = {
-    "StepRun": "RUN",
-    "StepFailed": "RUN",
-    "Sleep": "SLEEP",
-    "WaitForEvent": "WAIT_FOR_EVENT",
-    "InvokeFunction": "INVOKE",
+STEP_OPS: dict[str, str] = {
+    Opcode.STEP_RUN: "RUN",
+    Opcode.STEP_FAILED: "RUN",
+    Opcode.SLEEP: "SLEEP",
+    Opcode.WAIT_FOR_EVENT: "WAIT_FOR_EVENT",
+    Opcode.INVOKE_FUNCTION: "INVOKE",
 }
 OPEN_KINDS = {
     HistoryKind.SLEEP: "SLEEP",
     HistoryKind.WAIT: "WAIT_FOR_EVENT",
     HistoryKind.INVOKE: "INVOKE",
 }
-WRAPPED = ("StepRun", "StepFailed", "InvokeFunction")  # memos shaped {"data"} or {"error"}
 
 
 @router.post(
@@ -220,7 +226,7 @@ def run_output(run: Run) -> dict[str, Any]:
 
 
 def step_output(op: str, memo: Any) -> dict[str, Any]:
-    if op in WRAPPED and isinstance(memo, dict):
+    if op in WRAPPED_MEMO_OPS and isinstance(memo, dict):
         if "error" in memo:
             return {"data": None, "error": error_json(memo["error"])}
         return {"data": _text(memo.get("data")), "error": None}
@@ -274,7 +280,7 @@ def step_spans(view: RunView) -> list[dict[str, Any]]:
 
 def _step_span(view: RunView, step: Step, started: int) -> dict[str, Any]:
     memo = step.memo
-    failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED
+    failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED_MEMO_OPS
     return _span(
         span_id=step.step_id,
         name=step.name or step.step_id,

@@ -8,11 +8,13 @@ import json
 from typing import Any
 
 from weir.platform.executor.response import AttemptFailed, Completed, Ops, Outcome, failed
+from weir.platform.vocabulary import Opcode
 
 MAX_STEP_OUTPUT_BYTES = 4 * 1024 * 1024
 MAX_RUN_STATE_BYTES = 32 * 1024 * 1024
 MIB = 1024 * 1024
-SAVED_OPS = ("StepRun", "Step", "StepFailed", "StepError")  # ops whose data becomes run state
+# ops whose data becomes run state
+SAVED_OPS = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_FAILED, Opcode.STEP_ERROR)
 
 
 def enforce(outcome: Outcome, state_bytes: int) -> Outcome:

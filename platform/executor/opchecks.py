@@ -13,6 +13,7 @@ from weir.expressions import check_expression
 from weir.platform import jsonvalues
 from weir.platform.executor.ai_opts import AIOptsError, parse_ai_opts
 from weir.platform.functions.durations import parse_duration_ms
+from weir.platform.vocabulary import Opcode
 
 MAX_ID = 64  # the store's step-id column
 MAX_EVENT_NAME = 512  # as for events sent to Weir
@@ -141,4 +142,9 @@ def _ai(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
         raise OpError(str(exc)) from None
 
 
-_CHECKS = {"Sleep": _sleep, "WaitForEvent": _wait, "InvokeFunction": _invoke, "AIGateway": _ai}
+_CHECKS = {
+    Opcode.SLEEP: _sleep,
+    Opcode.WAIT_FOR_EVENT: _wait,
+    Opcode.INVOKE_FUNCTION: _invoke,
+    Opcode.AI_GATEWAY: _ai,
+}

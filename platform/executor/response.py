@@ -7,19 +7,20 @@ from typing import Any
 
 from weir.platform import jsonvalues
 from weir.platform.executor.opchecks import OpError, check_op, wake_time
+from weir.platform.vocabulary import Opcode
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 KNOWN_OPS = frozenset(
     {
-        "StepRun",
-        "StepError",
-        "StepFailed",
-        "StepPlanned",
-        "Sleep",
-        "WaitForEvent",
-        "InvokeFunction",
-        "AIGateway",
-        "Step",
+        Opcode.STEP_RUN,
+        Opcode.STEP_ERROR,
+        Opcode.STEP_FAILED,
+        Opcode.STEP_PLANNED,
+        Opcode.SLEEP,
+        Opcode.WAIT_FOR_EVENT,
+        Opcode.INVOKE_FUNCTION,
+        Opcode.AI_GATEWAY,
+        Opcode.STEP,
     }
 )
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from weir.platform.observability import notes as n
 from weir.platform.observability.metrics import Metrics
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import Opcode, RunStatus
 
 log = logging.getLogger("weir.runs")
 QUIET = logging.DEBUG
@@ -30,7 +30,7 @@ def describe(note: n.Note) -> tuple[int, str]:
         level = logging.WARNING if status == RunStatus.FAILED else logging.INFO
         return level, f"run {status.lower()}"
     if note.what == n.STEP_SAVED:
-        failed = note.fields.get("op") == "StepFailed"
+        failed = note.fields.get("op") == Opcode.STEP_FAILED
         return (logging.WARNING if failed else logging.INFO), (
             "step failed" if failed else "step completed"
         )

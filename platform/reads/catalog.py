@@ -1,14 +1,14 @@
 """The synced apps, and how loaded each function is."""
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.store import catalog, queries
+from weir.platform.store.catalog import App
 from weir.platform.store.queries import SlotUse
 
 
-def apps(conn: Connection) -> list[Any]:
+def apps(conn: Connection) -> list[App]:
     return catalog.list_apps(conn)
 
 
@@ -18,7 +18,7 @@ class FunctionLoad:
 
     backlog: dict[str, int]  # function id -> queued calls
     slots: list[SlotUse]  # concurrency slots in use
-    apps: list[Any]
+    apps: list[App]
 
     def slots_of(self, function_id: str) -> list[SlotUse]:
         return [s for s in self.slots if s.function_id == function_id]

@@ -1,5 +1,6 @@
 """The store's frozen records, as the read models hand them out."""
 
+from weir.platform.store.catalog import App
 from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
 from weir.platform.store.records import Outcome, StoredEvent
 from weir.platform.store.run_records import Run
@@ -8,6 +9,7 @@ from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.store.wait_records import Wait
 
 __all__ = [
+    "App",
     "EventPage",
     "EventRun",
     "HistoryEntry",

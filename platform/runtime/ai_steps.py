@@ -20,7 +20,7 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records, run_records
 from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus
+from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
 
 KIND = QueueKind.AI
 SPAN = HistoryKind.AI
@@ -56,7 +56,7 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
     if result.error is None:
         q.finish(tx.conn, item, tx.now)
         records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.COMPLETED, tx.now)
-        resolve_step(tx, run_id, step_id, {"data": result.data}, op="AIGateway", name=name)
+        resolve_step(tx, run_id, step_id, {"data": result.data}, op=Opcode.AI_GATEWAY, name=name)
         return
     allowed = attempts_allowed(fn) if fn is not None else 1
     if result.retry and item.attempt + 1 < allowed:
@@ -75,7 +75,7 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
     q.finish(tx.conn, item, tx.now)
     records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.FAILED, tx.now)
     memo = {"error": {"name": result.error["name"], "message": result.error["message"]}}
-    resolve_step(tx, run_id, step_id, memo, op="AIGateway", name=name)
+    resolve_step(tx, run_id, step_id, memo, op=Opcode.AI_GATEWAY, name=name)
 
 
 def _next_attempt(tx: Tx, attempt: int) -> int:

@@ -8,7 +8,14 @@ from weir.platform.store import queue as q
 from weir.platform.store import records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait
-from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, SystemEvent, WaitKind
+from weir.platform.vocabulary import (
+    HistoryKind,
+    Opcode,
+    QueueKind,
+    StepStatus,
+    SystemEvent,
+    WaitKind,
+)
 
 DEFAULT_TIMEOUT_MS = 365 * 24 * 3600 * 1000
 TIMEOUT_ERROR = {
@@ -88,7 +95,7 @@ def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
         StepStatus.FAILED if "error" in memo else StepStatus.COMPLETED,
         tx.now,
     )
-    resolve_step(tx, wait.run_id, wait.step, memo, op="InvokeFunction")
+    resolve_step(tx, wait.run_id, wait.step, memo, op=Opcode.INVOKE_FUNCTION)
 
 
 def fail_invoke(tx: Tx, payload: dict[str, Any], message: str) -> None:

@@ -1,5 +1,6 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
+from collections.abc import Callable
 from typing import Any
 
 from weir.platform.executor.request import attempts_allowed
@@ -34,6 +35,7 @@ from weir.platform.store import records, run_records, wait_records
 from weir.platform.store.run_records import PendingStep, Run
 from weir.platform.vocabulary import (
     HistoryKind,
+    Opcode,
     QueueKind,
     RunStatus,
     StepStatus,
@@ -42,7 +44,13 @@ from weir.platform.vocabulary import (
 
 MAX_STEPS = 1000
 WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000
-OPEN_OPS = ("StepPlanned", "Sleep", "WaitForEvent", "InvokeFunction", "AIGateway")
+OPEN_OPS = (
+    Opcode.STEP_PLANNED,
+    Opcode.SLEEP,
+    Opcode.WAIT_FOR_EVENT,
+    Opcode.INVOKE_FUNCTION,
+    Opcode.AI_GATEWAY,
+)
 
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
@@ -98,7 +106,7 @@ def _call_summary(outcome: Outcome) -> tuple[StepStatus, dict[str, Any]]:
         return StepStatus.COMPLETED, {"result": "completed"}
     if isinstance(outcome, Ops):
         ops = [{"op": o.op, "id": o.id, "name": o.display_name} for o in outcome.ops]
-        errored = any(o.op in ("StepError", "StepFailed") for o in outcome.ops)
+        errored = any(o.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) for o in outcome.ops)
         return (StepStatus.FAILED if errored else StepStatus.COMPLETED), {"ops": ops}
     return StepStatus.FAILED, {"error": outcome.error, "status": outcome.status}
 
@@ -151,8 +159,10 @@ def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, 
 
 
 def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) -> None:
-    ops = sorted(outcome.ops, key=lambda o: o.op != "WaitForEvent")  # waits first, as Go does
-    error_op = next((o for o in ops if o.op == "StepError"), None)
+    ops = sorted(
+        outcome.ops, key=lambda o: o.op != Opcode.WAIT_FOR_EVENT
+    )  # waits first, as Go does
+    error_op = next((o for o in ops if o.op == Opcode.STEP_ERROR), None)
     if error_op is not None and _retry_or_fail_step(tx, item, fn, run, outcome, error_op):
         return
     problem = _invalid(run, ops)
@@ -168,7 +178,7 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
     assert reread is not None  # read in this transaction
     run = reread
     for op in ops:
-        if op.op == "StepPlanned" and op.id in planned_before:
+        if op.op == Opcode.STEP_PLANNED and op.id in planned_before:
             continue  # planned already and still unfinished (a race's later discovery)
         _apply_op(tx, fn, run, op)
 
@@ -223,7 +233,7 @@ def _apply_op(tx: Tx, fn: Function, run: Run, op: Op) -> None:
 
 
 def _step_run(tx: Tx, fn: Function, run: Run, op: Op) -> None:
-    resolve_step(tx, run.id, op.id, {"data": op.data}, op="StepRun", name=op.display_name)
+    resolve_step(tx, run.id, op.id, {"data": op.data}, op=Opcode.STEP_RUN, name=op.display_name)
 
 
 def _step_failed(tx: Tx, fn: Function, run: Run, op: Op) -> None:
@@ -235,7 +245,7 @@ def _step_failed(tx: Tx, fn: Function, run: Run, op: Op) -> None:
             **({"stack": error["stack"]} if isinstance(error.get("stack"), str) else {}),
         }
     }
-    resolve_step(tx, run.id, op.id, memo, op="StepFailed", name=op.display_name)
+    resolve_step(tx, run.id, op.id, memo, op=Opcode.STEP_FAILED, name=op.display_name)
 
 
 def _planned(tx: Tx, fn: Function, run: Run, op: Op) -> None:
@@ -313,14 +323,14 @@ def _invoke(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     events.emit(tx, SystemEvent.FUNCTION_INVOKED, data)
 
 
-_HANDLERS = {
-    "StepRun": _step_run,
-    "Step": _step_run,
-    "StepError": _step_failed,  # reached only when no retry remains
-    "StepFailed": _step_failed,
-    "StepPlanned": _planned,
-    "Sleep": _sleep,
-    "WaitForEvent": _wait,
-    "InvokeFunction": _invoke,
-    "AIGateway": ai_steps.open_call,
+_HANDLERS: dict[str, Callable[[Tx, Function, Run, Op], None]] = {
+    Opcode.STEP_RUN: _step_run,
+    Opcode.STEP: _step_run,
+    Opcode.STEP_ERROR: _step_failed,  # reached only when no retry remains
+    Opcode.STEP_FAILED: _step_failed,
+    Opcode.STEP_PLANNED: _planned,
+    Opcode.SLEEP: _sleep,
+    Opcode.WAIT_FOR_EVENT: _wait,
+    Opcode.INVOKE_FUNCTION: _invoke,
+    Opcode.AI_GATEWAY: ai_steps.open_call,
 }

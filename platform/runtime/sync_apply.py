@@ -15,19 +15,18 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
     app = catalog.get_app_by_name(tx.conn, sync.app_name)
     checksum = _checksum(sync)
     if app is not None and app.checksum == checksum and app.error is None:
-        catalog.update_app(tx.conn, app.id, synced_at=tx.now)
+        catalog.mark_app_synced(tx.conn, app.id, tx.now)
         tx.notes.append(_synced(sync, modified=False))
         return {"ok": True, "modified": False, "app_id": app.id}
     app_id = app.id if app is not None else _new_app(tx, sync)
-    catalog.update_app(
+    catalog.record_app_sync(
         tx.conn,
         app_id,
         url=sync.url,
         sdk=sync.sdk,
         framework=sync.framework,
         checksum=checksum,
-        error=None,
-        synced_at=tx.now,
+        at=tx.now,
     )
     _replace_functions(tx, app_id, sync.functions)
     tx.notes.append(_synced(sync, modified=True))
@@ -41,59 +40,36 @@ def _checksum(sync: AppSync) -> str:
 
 def _new_app(tx: Tx, sync: AppSync) -> str:
     app_id = new_id(tx.now)
-    catalog.insert_app(tx.conn, id=app_id, name=sync.app_name, url=sync.url, created_at=tx.now)
+    catalog.insert_app(tx.conn, app_id, sync.app_name, sync.url, tx.now)
     return app_id
 
 
 def _replace_functions(tx: Tx, app_id: str, configs: tuple[FunctionConfig, ...]) -> None:
-    existing = {row.slug: row for row in catalog.app_functions(tx.conn, app_id)}
+    existing = {fn.slug: fn for fn in catalog.app_functions(tx.conn, app_id)}
     for config in configs:
         _upsert_function(tx, app_id, config, existing.get(config.slug))
     wanted = {config.slug for config in configs}
-    for slug, row in existing.items():
-        if slug not in wanted and not row.archived:
-            catalog.update_function(tx.conn, row.id, archived=True, updated_at=tx.now)
+    for slug, fn in existing.items():
+        if slug not in wanted and not fn.archived:
+            catalog.archive_function(tx.conn, fn.id, tx.now)
 
 
-def _upsert_function(tx: Tx, app_id: str, config: FunctionConfig, row: Any) -> None:
+def _upsert_function(
+    tx: Tx, app_id: str, config: FunctionConfig, stored: catalog.StoredFunction | None
+) -> None:
     text = json.dumps(config.to_json(), separators=(",", ":"), sort_keys=True)
-    if row is None:
+    if stored is None:
         other = catalog.get_function_by_slug(tx.conn, config.slug)
         if other is not None:  # the slug moved here from another app
-            catalog.update_function(
-                tx.conn,
-                other.id,
-                app_id=app_id,
-                config=text,
-                name=config.name,
-                archived=False,
-                version=other.version + 1,
-                updated_at=tx.now,
-            )
+            new = catalog.FunctionVersion(app_id, config.name, text, other.version + 1, tx.now)
+            catalog.save_function_version(tx.conn, other.id, new)
             return
-        catalog.insert_function(
-            tx.conn,
-            id=new_id(tx.now),
-            app_id=app_id,
-            slug=config.slug,
-            name=config.name,
-            config=text,
-            version=1,
-            archived=False,
-            created_at=tx.now,
-            updated_at=tx.now,
-        )
+        new = catalog.FunctionVersion(app_id, config.name, text, 1, tx.now)
+        catalog.insert_function(tx.conn, new_id(tx.now), config.slug, new)
         return
-    if row.config != text or row.archived:
-        catalog.update_function(
-            tx.conn,
-            row.id,
-            config=text,
-            name=config.name,
-            archived=False,
-            version=row.version + 1,
-            updated_at=tx.now,
-        )
+    if stored.config_text != text or stored.archived:
+        new = catalog.FunctionVersion(app_id, config.name, text, stored.version + 1, tx.now)
+        catalog.save_function_version(tx.conn, stored.id, new)
 
 
 def _synced(sync: AppSync, *, modified: bool) -> notes.Note:

@@ -12,7 +12,7 @@ from weir.platform.runtime.runs import resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import records
-from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus
+from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
 
 Handler = Callable[[Tx, q.Claimed], None]
 
@@ -31,7 +31,12 @@ def _sleep_done(tx: Tx, item: q.Claimed) -> None:
         tx.conn, item.run_id or "", HistoryKind.SLEEP, step_id, StepStatus.COMPLETED, tx.now
     )
     resolve_step(
-        tx, item.run_id or "", step_id, None, op="Sleep", name=str(item.payload.get("name", ""))
+        tx,
+        item.run_id or "",
+        step_id,
+        None,
+        op=Opcode.SLEEP,
+        name=str(item.payload.get("name", "")),
     )
 
 

@@ -10,7 +10,7 @@ from weir.platform.store import queue as q
 from weir.platform.store import records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait, Wait
-from weir.platform.vocabulary import HistoryKind, QueueKind, StepStatus, WaitKind
+from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus, WaitKind
 
 
 def open_wait(
@@ -60,7 +60,7 @@ def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
         records.close_history(
             tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
         )
-        resolve_step(tx, wait.run_id, wait.step, payload, op="WaitForEvent")
+        resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT)
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
@@ -69,4 +69,4 @@ def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
         records.close_history(
             tx.conn, run_id, HistoryKind.WAIT, step_id, StepStatus.TIMED_OUT, tx.now
         )
-        resolve_step(tx, run_id, step_id, None, op="WaitForEvent")
+        resolve_step(tx, run_id, step_id, None, op=Opcode.WAIT_FOR_EVENT)
