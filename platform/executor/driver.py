@@ -27,8 +27,8 @@ from weir.platform.executor.response import (
     failed,
 )
 from weir.platform.registry import Function, Registry
+from weir.platform.store import event_records, run_records, step_records
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records, step_records
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
 from weir.platform.vocabulary import RunStatus
@@ -55,7 +55,7 @@ def load_call_state(
     if run is None:
         return None
     if events is None:
-        events = records.load_event_payloads(conn, list(run.event_ids))
+        events = event_records.load_event_payloads(conn, list(run.event_ids))
     return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
 
 

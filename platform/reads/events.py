@@ -3,14 +3,14 @@
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
-from weir.platform.store import queries, records, run_records
+from weir.platform.store import event_records, queries, run_records
+from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun
-from weir.platform.store.records import Outcome, StoredEvent
 from weir.platform.store.run_records import Run
 
 
 def event(conn: Connection, event_id: str) -> StoredEvent | None:
-    return records.get_event(conn, event_id)
+    return event_records.get_event(conn, event_id)
 
 
 def event_runs(conn: Connection, event_id: str) -> list[Run]:
@@ -29,13 +29,13 @@ class EventDetail:
 
 
 def event_detail(conn: Connection, event_id: str) -> EventDetail | None:
-    found = records.get_event(conn, event_id)
+    found = event_records.get_event(conn, event_id)
     if found is None:
         return None
     return EventDetail(
         found,
         run_records.runs_for_event(conn, event_id),
-        records.outcomes_for_event(conn, event_id),
+        event_records.outcomes_for_event(conn, event_id),
     )
 
 

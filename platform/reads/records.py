@@ -1,8 +1,8 @@
 """The store's frozen records, as the read models hand them out."""
 
 from weir.platform.store.catalog import App
+from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
-from weir.platform.store.records import Outcome, StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.store.stats import StoreStats
 from weir.platform.store.step_records import HistoryEntry, Step

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.store import queries, records, run_records, step_records, wait_records
+from weir.platform.store import event_records, queries, run_records, step_records, wait_records
+from weir.platform.store.event_records import StoredEvent
 from weir.platform.store.queries import RunPage
-from weir.platform.store.records import StoredEvent
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import HistoryEntry, Step
 from weir.platform.store.wait_records import Wait
@@ -69,7 +69,7 @@ def run_listing(conn: Connection, page: RunPage) -> RunListing:
 def run_event_payloads(conn: Connection, run_id: str) -> list[dict[str, Any]] | None:
     """The payloads of the events a run started from (a batch: all of them); None: no run."""
     found = run_records.get_run(conn, run_id)
-    return None if found is None else records.load_event_payloads(conn, list(found.event_ids))
+    return None if found is None else event_records.load_event_payloads(conn, list(found.event_ids))
 
 
 def run_memos(conn: Connection, run_id: str) -> dict[str, Any] | None:

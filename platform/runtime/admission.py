@@ -26,7 +26,7 @@ from weir.platform.runtime.keys import (
 )
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import event_records
 from weir.platform.vocabulary import EventOutcome, SystemEvent
 
 
@@ -39,7 +39,7 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
             matched = any(condition(t.expression, {"event": payload}) for t in triggers)
         except BudgetExceeded as over:
             detail = f"trigger if: {over}"
-            records.record_outcome(
+            event_records.record_outcome(
                 tx.conn, event_id, fn.id, EventOutcome.EXPRESSION_OVER_BUDGET, None, detail, tx.now
             )
             continue
@@ -69,7 +69,7 @@ SKIPS = (
 
 def _refusal(tx: Tx, event_id: str) -> str | None:
     """Why a gate refused an invoke event outright (a debounced one still runs later)."""
-    for row in records.outcomes_for_event(tx.conn, event_id):
+    for row in event_records.outcomes_for_event(tx.conn, event_id):
         if row.outcome in SKIPS:
             return f"{row.outcome}: {row.detail}"
     return None

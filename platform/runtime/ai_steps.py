@@ -18,7 +18,7 @@ from weir.platform.registry import Function
 from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records
+from weir.platform.store import run_records, step_records
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
 
@@ -32,7 +32,7 @@ def open_call(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     dedupe = f"ai:{run.id}:{op.id}"
     if enqueue_timer(tx, KIND, tx.now, payload, run_id=run.id, function_id=fn.id, dedupe=dedupe):
         url = shown_url(str(op.opts.get("url", "")))
-        records.add_history(
+        step_records.add_history(
             tx.conn,
             run.id,
             SPAN,
@@ -55,7 +55,7 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
         return
     if result.error is None:
         q.finish(tx.conn, item, tx.now)
-        records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.COMPLETED, tx.now)
+        step_records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.COMPLETED, tx.now)
         resolve_step(tx, run_id, step_id, {"data": result.data}, op=Opcode.AI_GATEWAY, name=name)
         return
     allowed = attempts_allowed(fn) if fn is not None else 1
@@ -73,7 +73,7 @@ def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult)
         )
         return
     q.finish(tx.conn, item, tx.now)
-    records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.FAILED, tx.now)
+    step_records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.FAILED, tx.now)
     memo = {"error": {"name": result.error["name"], "message": result.error["message"]}}
     resolve_step(tx, run_id, step_id, memo, op=Opcode.AI_GATEWAY, name=name)
 

@@ -13,7 +13,7 @@ from weir.platform.registry import Function
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import event_records
 from weir.platform.vocabulary import QueueKind, SystemEvent
 
 
@@ -90,10 +90,10 @@ def _fire(tx: Tx, fn: Function, trigger: CronTrigger, fire: int) -> Candidate:
     )
     event_id = new_id(tx.now)
     payload = event_payload(incoming, event_id)
-    records.insert_events(
+    event_records.insert_events(
         tx.conn,
         [
-            records.StoredEvent(
+            event_records.StoredEvent(
                 event_id, SystemEvent.SCHEDULED_TIMER, scheduled, tx.now, tx.now, payload
             )
         ],

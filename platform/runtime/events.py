@@ -12,12 +12,12 @@ from weir.platform.observability import notes
 from weir.platform.runtime import waits
 from weir.platform.runtime.admission import admit_event
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import event_records
 
 
 def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
     stored = [_stored(tx, event) for event in incoming]
-    records.insert_events(tx.conn, stored)
+    event_records.insert_events(tx.conn, stored)
     for event in stored:
         tx.notes.append(
             notes.Note(notes.EVENT_ACCEPTED, event_id=event.id, fields={"name": event.name})
@@ -27,9 +27,9 @@ def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
     return [event.id for event in stored]
 
 
-def _stored(tx: Tx, event: IncomingEvent) -> records.StoredEvent:
+def _stored(tx: Tx, event: IncomingEvent) -> event_records.StoredEvent:
     event_id = new_id(tx.now)
-    return records.StoredEvent(
+    return event_records.StoredEvent(
         id=event_id,
         name=event.name,
         user_id=event.user_id,

@@ -12,7 +12,7 @@ from weir.platform.runtime import events, flow
 from weir.platform.runtime.invoke import resolve_parent
 from weir.platform.runtime.runs import NO_FOLLOW_UP
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import event_records
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import RunStatus, SystemEvent
 
@@ -36,7 +36,7 @@ def after_finish(
         memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
         resolve_parent(tx, run.correlation_id, memo)
     flow.after_finish(tx, run)
-    trigger_events = records.load_event_payloads(tx.conn, list(run.event_ids))
+    trigger_events = event_records.load_event_payloads(tx.conn, list(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
     if status == RunStatus.FAILED:

@@ -5,7 +5,7 @@ from typing import Any
 from weir.platform.runtime.runs import enqueue_timer, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, wait_records
+from weir.platform.store import step_records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait
 from weir.platform.vocabulary import (
@@ -87,7 +87,7 @@ def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
     if wait is None or not wait_records.delete_wait(tx.conn, wait.id):
         return
     q.remove_by_dedupe(tx.conn, _dedupe(correlation))
-    records.close_history(
+    step_records.close_history(
         tx.conn,
         wait.run_id,
         HistoryKind.INVOKE,

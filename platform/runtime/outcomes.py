@@ -31,7 +31,7 @@ from weir.platform.runtime.runs import (
 )
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records, wait_records
+from weir.platform.store import run_records, step_records, wait_records
 from weir.platform.store.run_records import PendingStep, Run
 from weir.platform.vocabulary import (
     HistoryKind,
@@ -75,7 +75,7 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
 
 def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> None:
     status, detail = _call_summary(outcome)
-    records.add_history(
+    step_records.add_history(
         tx.conn,
         item.run_id or "",
         HistoryKind.CALL,
@@ -279,7 +279,7 @@ def _sleep(tx: Tx, fn: Function, run: Run, op: Op) -> None:
 
 def _open_span(tx: Tx, run: Run, kind: HistoryKind, op: Op, detail: dict[str, Any]) -> None:
     """A timeline entry for an op that ends later (its sleep, wait or invoke closes it)."""
-    records.add_history(
+    step_records.add_history(
         tx.conn,
         run.id,
         kind,

@@ -9,7 +9,7 @@ from weir.platform.ids import new_id
 from weir.platform.runtime.admission import start_run
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records, run_records
+from weir.platform.store import event_records, run_records
 
 
 class RerunError(Exception):
@@ -24,7 +24,7 @@ def rerun(tx: Tx, run_id: str) -> str:
     if fn is None or fn.archived:
         raise RerunError("its function is no longer part of any synced app")
     ids = list(run.event_ids)
-    payloads = records.load_event_payloads(tx.conn, ids)
+    payloads = event_records.load_event_payloads(tx.conn, ids)
     if not payloads:
         raise RerunError("its triggering events are no longer stored")
     cand = Candidate(

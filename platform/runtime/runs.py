@@ -13,8 +13,8 @@ from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
+from weir.platform.store import event_records, run_records, step_records, wait_records
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records, wait_records
 from weir.platform.store.run_records import NewRun, Run
 from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 
@@ -163,7 +163,7 @@ def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name:
         return False
     seq = run.step_count
     text = json.dumps(memo, separators=(",", ":"))
-    if not records.save_memo(tx.conn, run_id, step_id, seq, name, op, text, tx.now):
+    if not step_records.save_memo(tx.conn, run_id, step_id, seq, name, op, text, tx.now):
         return False
     pending = [p for p in run.pending if p.id != step_id]
     race = any(p.race for p in run.pending)
@@ -213,7 +213,7 @@ def first_event(tx: Tx, run_id: str) -> dict[str, Any]:
     """The event that triggered the run (the first of a batch); {} if it is gone."""
     run = run_records.get_run(tx.conn, run_id)
     ids = list(run.event_ids[:1]) if run is not None else []
-    found = records.load_event_payloads(tx.conn, ids)
+    found = event_records.load_event_payloads(tx.conn, ids)
     return found[0] if found else {}
 
 

@@ -11,7 +11,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records
+from weir.platform.store import step_records
 from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
 
 Handler = Callable[[Tx, q.Claimed], None]
@@ -27,7 +27,7 @@ def handle(tx: Tx, item: q.Claimed) -> None:
 
 def _sleep_done(tx: Tx, item: q.Claimed) -> None:
     step_id = str(item.payload["step_id"])
-    records.close_history(
+    step_records.close_history(
         tx.conn, item.run_id or "", HistoryKind.SLEEP, step_id, StepStatus.COMPLETED, tx.now
     )
     resolve_step(

@@ -7,7 +7,7 @@ from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import records, wait_records
+from weir.platform.store import step_records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait, Wait
 from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus, WaitKind
@@ -57,7 +57,7 @@ def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
         return
     if wait_records.delete_wait(tx.conn, wait.id):
         q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step))
-        records.close_history(
+        step_records.close_history(
             tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
         )
         resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT)
@@ -66,7 +66,7 @@ def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
     wait = wait_records.get_wait(tx.conn, run_id, step_id)
     if wait is not None and wait_records.delete_wait(tx.conn, wait.id):
-        records.close_history(
+        step_records.close_history(
             tx.conn, run_id, HistoryKind.WAIT, step_id, StepStatus.TIMED_OUT, tx.now
         )
         resolve_step(tx, run_id, step_id, None, op=Opcode.WAIT_FOR_EVENT)

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
-from weir.platform.store.records import Outcome, StoredEvent, event_from_row, outcome_from_row
+from weir.platform.store.event_records import Outcome, StoredEvent, event_from_row, outcome_from_row
 from weir.platform.store.run_records import Run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,

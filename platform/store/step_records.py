@@ -1,18 +1,32 @@
-"""A run's memoized steps and its timeline (history) as records: each row decoded once, here.
-
-The writes (`save_memo`, `add_history`, `close_history`) are in records.py.
-"""
+"""A run's memoized steps and its timeline (history) as records: each row decoded once, here,
+and the writes that add them (`save_memo`, `add_history`, `close_history`)."""
 
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, select
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import history, steps
 from weir.platform.vocabulary import HistoryKind, StepStatus
 
 _STEPS = select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq)
 _HISTORY = select(history).where(history.c.run_id == bindparam("run")).order_by(history.c.id)
+_SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
+    "sqlite": sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
+    "postgresql": postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
+}
+_INSERT_HISTORY = insert(history)
+_CLOSE_HISTORY = (
+    update(history)
+    .where(
+        history.c.run_id == bindparam("b_run"),
+        history.c.kind == bindparam("b_kind"),
+        history.c.step_id == bindparam("b_step"),
+        history.c.ended_at.is_(None),
+    )
+    .values(status=bindparam("b_status"), ended_at=bindparam("b_now"))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +163,54 @@ def get_step(conn: Connection, run_id: str, step_id: str) -> Step | None:
 
 def list_history(conn: Connection, run_id: str) -> list[HistoryEntry]:
     return [history_from_row(r) for r in conn.execute(_HISTORY, {"run": run_id})]
+
+
+def save_memo(
+    conn: Connection, run_id: str, step_id: str, seq: int, name: str, op: str, memo: str, now: int
+) -> bool:
+    """Store a step's result once; False if it was already stored (never overwritten)."""
+    row = {
+        "run_id": run_id,
+        "step_id": step_id,
+        "seq": seq,
+        "name": name,
+        "op": op,
+        "memo": memo,
+        "at": now,
+    }
+    # RETURNING, not rowcount: psycopg reports -1 rows for INSERT ... ON CONFLICT DO NOTHING.
+    return conn.execute(_SAVE_MEMO[conn.dialect.name], row).first() is not None
+
+
+def add_history(
+    conn: Connection,
+    run_id: str,
+    kind: str,
+    status: str,
+    started_at: int,
+    ended_at: int | None,
+    *,
+    step_id: str | None = None,
+    name: str = "",
+    attempt: int = 0,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    row = {
+        "run_id": run_id,
+        "kind": kind,
+        "status": status,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "step_id": step_id,
+        "name": name,
+        "attempt": attempt,
+        "detail": json.dumps(detail or {}, separators=(",", ":")),
+    }
+    conn.execute(_INSERT_HISTORY, row)
+
+
+def close_history(
+    conn: Connection, run_id: str, kind: str, step_id: str, status: str, now: int
+) -> None:
+    params = {"b_run": run_id, "b_kind": kind, "b_step": step_id, "b_status": status, "b_now": now}
+    conn.execute(_CLOSE_HISTORY, params)

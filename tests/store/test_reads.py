@@ -2,7 +2,7 @@
 
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import EventPage, RunPage, StoredEvent
-from weir.platform.store import records, run_records, wait_records
+from weir.platform.store import event_records, run_records, step_records, wait_records
 from weir.platform.vocabulary import RunStatus, WaitKind
 
 from tests.support.store_kit import Store
@@ -24,11 +24,13 @@ def seed(store: Store) -> None:
         StoredEvent(f"ev-{i}", f"app/thing-{i}", None, 1_000 + i, 2_000 + i, {"n": i})
         for i in range(3)
     ]
-    store.write(lambda c: records.insert_events(c, batch))
+    store.write(lambda c: event_records.insert_events(c, batch))
     store.write(lambda c: run_records.insert_run(c, new_run("run-a", "ev-0", "ev-1")))
     store.write(lambda c: run_records.insert_run(c, new_run("run-b", "ev-1", created_at=20)))
-    store.write(lambda c: records.save_memo(c, "run-a", "s1", 0, "first", "StepRun", "1", 30))
-    store.write(lambda c: records.record_outcome(c, "ev-1", "fn-2", "rate_limited", None, "", 5))
+    store.write(lambda c: step_records.save_memo(c, "run-a", "s1", 0, "first", "StepRun", "1", 30))
+    store.write(
+        lambda c: event_records.record_outcome(c, "ev-1", "fn-2", "rate_limited", None, "", 5)
+    )
     store.write(
         lambda c: wait_records.insert_wait(
             c,

@@ -5,7 +5,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import records, run_records, step_records, wait_records
+from weir.platform.store import event_records, run_keys, run_records, step_records, wait_records
 from weir.platform.vocabulary import RunStatus, WaitKind
 
 from tests.support.store_kit import Store
@@ -17,7 +17,7 @@ def save_memo(
     store: Store, step_id: str, memo: str, *, seq: int = 0, run_id: str = "run-1"
 ) -> bool:
     return store.write(
-        lambda c: records.save_memo(c, run_id, step_id, seq, step_id, "step", memo, 100)
+        lambda c: step_records.save_memo(c, run_id, step_id, seq, step_id, "step", memo, 100)
     )
 
 
@@ -71,7 +71,7 @@ def test_memo_text_comes_back_byte_for_byte(store: Store) -> None:
 
 
 def claim_key(store: Store, run_id: str, now: int, fn: str = "fn-1", key: str = "ev-a") -> Any:
-    return store.write(lambda c: records.claim_run_key(c, fn, key, run_id, now, DAY_MS))
+    return store.write(lambda c: run_keys.claim_run_key(c, fn, key, run_id, now, DAY_MS))
 
 
 def test_the_first_claim_of_a_run_key_wins(store: Store) -> None:
@@ -97,7 +97,7 @@ def test_run_keys_are_per_function_and_per_key(store: Store) -> None:
 
 def test_a_rolled_back_transition_leaves_its_run_key_free(store: Store) -> None:
     def claim_then_fail(conn: Any) -> None:
-        records.claim_run_key(conn, "fn-1", "ev-a", "run-1", 0, DAY_MS)
+        run_keys.claim_run_key(conn, "fn-1", "ev-a", "run-1", 0, DAY_MS)
         raise RuntimeError("the rest of the transition failed")
 
     with pytest.raises(RuntimeError):
@@ -110,14 +110,14 @@ def test_a_rolled_back_transition_leaves_its_run_key_free(store: Store) -> None:
 
 def test_events_are_stored_and_loaded_in_the_order_asked(store: Store) -> None:
     batch = [
-        records.StoredEvent(f"ev-{i}", "app/thing", None, 1_000 + i, 2_000, {"n": i})
+        event_records.StoredEvent(f"ev-{i}", "app/thing", None, 1_000 + i, 2_000, {"n": i})
         for i in range(3)
     ]
-    store.write(lambda c: records.insert_events(c, batch))
-    store.write(lambda c: records.insert_events(c, []))
-    payloads = store.read(lambda c: records.load_event_payloads(c, ["ev-2", "ev-0", "ev-9"]))
+    store.write(lambda c: event_records.insert_events(c, batch))
+    store.write(lambda c: event_records.insert_events(c, []))
+    payloads = store.read(lambda c: event_records.load_event_payloads(c, ["ev-2", "ev-0", "ev-9"]))
     assert payloads == [{"n": 2}, {"n": 0}]
-    row = store.read(lambda c: records.get_event(c, "ev-1"))
+    row = store.read(lambda c: event_records.get_event(c, "ev-1"))
     assert (row.name, row.ts, row.received_at) == ("app/thing", 1_001, 2_000)
 
 
@@ -184,7 +184,7 @@ def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> No
     for outcome in ("rate_limited", "debounced"):
         store.write(
             partial(
-                records.record_outcome,
+                event_records.record_outcome,
                 event_id="ev-1",
                 function_id="fn-1",
                 outcome=outcome,
@@ -193,8 +193,8 @@ def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> No
                 now=5,
             )
         )
-    store.write(lambda c: records.record_outcome(c, "ev-2", "fn-1", "idempotent", "r", "", 6))
-    rows = store.read(lambda c: records.outcomes_for_event(c, "ev-1"))
+    store.write(lambda c: event_records.record_outcome(c, "ev-2", "fn-1", "idempotent", "r", "", 6))
+    rows = store.read(lambda c: event_records.outcomes_for_event(c, "ev-1"))
     assert [r.outcome for r in rows] == ["rate_limited", "debounced"]
 
 
@@ -204,14 +204,14 @@ def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> No
 def test_close_history_ends_only_the_open_entry_of_that_step(store: Store) -> None:
     def add(kind: str, step: str, ended: int | None) -> None:
         store.write(
-            lambda c: records.add_history(c, "run-1", kind, "RUNNING", 1, ended, step_id=step)
+            lambda c: step_records.add_history(c, "run-1", kind, "RUNNING", 1, ended, step_id=step)
         )
 
     add("sleep", "s1", None)
     add("sleep", "s1", 2)  # an earlier, already closed entry stays as it was
     add("sleep", "s2", None)
     add("wait", "s1", None)
-    store.write(lambda c: records.close_history(c, "run-1", "sleep", "s1", "COMPLETED", 9))
+    store.write(lambda c: step_records.close_history(c, "run-1", "sleep", "s1", "COMPLETED", 9))
     rows = store.read(lambda c: step_records.list_history(c, "run-1"))
     got = [(r.kind, r.step_id, r.status, r.ended_at) for r in rows]
     assert got == [
@@ -263,9 +263,9 @@ def test_waits_match_only_events_received_after_they_opened(store: Store) -> Non
 
 def test_an_event_id_of_any_accepted_length_is_stored(store: Store) -> None:
     user_id = "u" * 2_000  # platform/ingest.py sets no limit on an event's `id`
-    event = records.StoredEvent("ev-1", "app/x", user_id, 1, 1, {"id": user_id})
-    store.write(lambda c: records.insert_events(c, [event]))
-    assert store.read(lambda c: records.get_event(c, "ev-1")).user_id == user_id
+    event = event_records.StoredEvent("ev-1", "app/x", user_id, 1, 1, {"id": user_id})
+    store.write(lambda c: event_records.insert_events(c, [event]))
+    assert store.read(lambda c: event_records.get_event(c, "ev-1")).user_id == user_id
 
 
 def test_a_run_key_built_from_a_long_event_id_is_held(store: Store) -> None:

@@ -5,7 +5,7 @@ import asyncio
 
 from sqlalchemy import Connection
 from weir.platform.runtime.retention import Retention
-from weir.platform.store import records, retention, run_records
+from weir.platform.store import event_records, retention, run_records, step_records
 from weir.platform.vocabulary import ENDED, RunStatus
 
 from tests.support.store_kit import Store
@@ -17,9 +17,13 @@ CUTOFF = NOW - 30 * DAY
 
 
 def add_event(store: Store, event_id: str, at: int) -> None:
-    event = records.StoredEvent(event_id, "t/e", None, at, at, {"name": "t/e", "id": event_id})
-    store.write(lambda c: records.insert_events(c, [event]))
-    store.write(lambda c: records.record_outcome(c, event_id, "fn", "rate_limited", None, "", at))
+    event = event_records.StoredEvent(
+        event_id, "t/e", None, at, at, {"name": "t/e", "id": event_id}
+    )
+    store.write(lambda c: event_records.insert_events(c, [event]))
+    store.write(
+        lambda c: event_records.record_outcome(c, event_id, "fn", "rate_limited", None, "", at)
+    )
 
 
 def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "COMPLETED") -> None:
@@ -29,8 +33,8 @@ def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "CO
             run_records.finish(c, run_id, RunStatus(status), at, None)
         elif status == RunStatus.RUNNING:
             run_records.mark_started(c, run_id, at)
-        records.save_memo(c, run_id, "s1", 0, "s1", "StepRun", '{"data":1}', at)
-        records.add_history(c, run_id, "call", "COMPLETED", at, at, step_id="s1")
+        step_records.save_memo(c, run_id, "s1", 0, "s1", "StepRun", '{"data":1}', at)
+        step_records.add_history(c, run_id, "call", "COMPLETED", at, at, step_id="s1")
 
     store.write(write)
 

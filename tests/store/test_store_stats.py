@@ -4,8 +4,8 @@ admission outcomes, and unfinished runs per waiting gate."""
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.store import event_records, run_records, stats
 from weir.platform.store import queue as q
-from weir.platform.store import records, run_records, stats
 from weir.platform.vocabulary import RunStatus
 
 from tests.support.store_kit import LEASE, Store, new_item
@@ -46,7 +46,9 @@ def test_queue_items_are_counted_by_state_and_the_oldest_due_wait_is_measured(
 def test_outcomes_and_waiting_runs_are_counted_per_gate(store: Store) -> None:
     for n, outcome in enumerate(("rate_limited", "rate_limited", "debounced")):
         store.write(
-            lambda c, n=n, o=outcome: records.record_outcome(c, f"ev{n}", "fn-1", o, None, "", NOW)
+            lambda c, n=n, o=outcome: event_records.record_outcome(
+                c, f"ev{n}", "fn-1", o, None, "", NOW
+            )
         )
     for run_id, status, gate in (
         ("r1", "QUEUED", "concurrency"),

@@ -12,7 +12,7 @@ from weir.platform.runtime.flow.gate_io import BATCH, applies, gate_key, load_ro
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate, records
+from weir.platform.store import event_records, gatestate
 from weir.platform.store import queue as q
 from weir.platform.vocabulary import EventOutcome, QueueKind
 
@@ -120,7 +120,7 @@ def _flush(
     """One run with every event of the batch, to admit; it does not enter batching again."""
     q.remove_by_dedupe(tx.conn, _dedupe(batch_id))
     fn = tx.registry.by_id.get(fn_id)
-    events = records.load_event_payloads(tx.conn, event_ids)
+    events = event_records.load_event_payloads(tx.conn, event_ids)
     if fn is None or fn.archived or not events:
         return None
     skip = frozenset({BATCH})

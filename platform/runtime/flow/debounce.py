@@ -21,7 +21,7 @@ from weir.platform.runtime.flow.gate_io import (
 )
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate, records
+from weir.platform.store import event_records, gatestate
 from weir.platform.store import queue as q
 from weir.platform.vocabulary import EventOutcome, QueueKind
 
@@ -114,7 +114,7 @@ def _fire(tx: Tx, fn_id: str, key_hash: str, stored: dict[str, Any]) -> Candidat
 def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> Candidate | None:
     """The window's run, to admit with the last event it saw."""
     fn = tx.registry.by_id.get(fn_id)
-    event = records.get_event(tx.conn, str(stored["event_id"]))
+    event = event_records.get_event(tx.conn, str(stored["event_id"]))
     if fn is None or fn.archived or event is None:
         return None  # the function is gone, or its events were pruned: nothing to start
     payload = [event.payload]

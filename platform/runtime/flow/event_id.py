@@ -4,7 +4,7 @@ the key is taken only when a run is really created."""
 
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import records
+from weir.platform.store import event_records, run_keys
 from weir.platform.vocabulary import EventOutcome
 
 TTL_MS = 24 * 3600 * 1000
@@ -18,13 +18,13 @@ def _key(cand: Candidate) -> str | None:
 
 def gate(tx: Tx, cand: Candidate) -> bool:
     key = _key(cand)
-    holder = None if key is None else records.run_key_holder(tx.conn, cand.fn.id, key, tx.now)
+    holder = None if key is None else run_keys.run_key_holder(tx.conn, cand.fn.id, key, tx.now)
     if holder is None:
         return True
     words = (
         f"an event with id {cand.event.get('id')!r} already started run {holder} in the last 24 h"
     )
-    records.record_outcome(
+    event_records.record_outcome(
         tx.conn,
         cand.event_ids[0],
         cand.fn.id,
@@ -39,4 +39,4 @@ def gate(tx: Tx, cand: Candidate) -> bool:
 def claim(tx: Tx, cand: Candidate, run_id: str) -> None:
     key = _key(cand)
     if key is not None:
-        records.claim_run_key(tx.conn, cand.fn.id, key, run_id, tx.now, TTL_MS)
+        run_keys.claim_run_key(tx.conn, cand.fn.id, key, run_id, tx.now, TTL_MS)

@@ -10,7 +10,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gates_ops, gatestate, records
+from weir.platform.store import event_records, gates_ops, gatestate
 from weir.platform.vocabulary import EventOutcome
 
 # Gate names: the `gate` column of gate_state, and what Candidate.skip_gates holds.
@@ -59,7 +59,7 @@ def record_all(
 ) -> None:
     """Leave the same record on every event of the candidate (a batch has several)."""
     for event_id in cand.event_ids:
-        records.record_outcome(tx.conn, event_id, cand.fn.id, outcome, run_id, detail, tx.now)
+        event_records.record_outcome(tx.conn, event_id, cand.fn.id, outcome, run_id, detail, tx.now)
 
 
 def applies(cand: Candidate, gate: str, option: Any) -> bool:
