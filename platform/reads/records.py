@@ -6,7 +6,6 @@ from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
 from weir.platform.store.run_records import Run
 from weir.platform.store.stats import StoreStats
 from weir.platform.store.step_records import HistoryEntry, Step
-from weir.platform.store.wait_records import Wait
 
 __all__ = [
     "App",
@@ -20,5 +19,4 @@ __all__ = [
     "Step",
     "StoreStats",
     "StoredEvent",
-    "Wait",
 ]

@@ -5,24 +5,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.store import event_records, queries, run_records, step_records, wait_records
+from weir.platform.store import event_records, queries, run_records, step_records
 from weir.platform.store.event_records import StoredEvent
 from weir.platform.store.queries import RunPage
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import HistoryEntry, Step
-from weir.platform.store.wait_records import Wait
 
 
 @dataclass(frozen=True)
 class RunView:
-    """A run with its memoized steps, its history, its open waits and its events (trigger
-    first): what the run page, `GET /v1/runs/{id}` and GraphQL `run` show."""
+    """A run with its memoized steps, its history and its events (trigger first): what the
+    run page, `GET /v1/runs/{id}` and GraphQL `run` show."""
 
     run: Run
     steps: list[Step]
     history: list[HistoryEntry]
     events: list[StoredEvent]
-    waits: list[Wait]
 
     @property
     def progress(self) -> str:
@@ -39,7 +37,6 @@ def run_view(conn: Connection, run_id: str) -> RunView | None:
         step_records.list_steps(conn, run_id),
         step_records.list_history(conn, run_id),
         queries.events_by_ids(conn, run.event_ids),
-        wait_records.run_waits(conn, run_id),
     )
 
 

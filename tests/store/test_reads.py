@@ -46,13 +46,12 @@ def seed(store: Store) -> None:
     )
 
 
-def test_a_run_view_holds_its_steps_waits_and_events_trigger_first(store: Store) -> None:
+def test_a_run_view_holds_its_steps_and_events_trigger_first(store: Store) -> None:
     seed(store)
     view = store.read(lambda c: runs.run_view(c, "run-a"))
     assert view is not None
     assert view.run.status == RunStatus.QUEUED
     assert [s.step_id for s in view.steps] == ["s1"]
-    assert [w.step_id for w in view.waits] == ["w"]
     assert [e.id for e in view.events] == ["ev-0", "ev-1"]
     assert view.progress == f"{RunStatus.QUEUED}/{len(view.history)}/1"
     assert store.read(lambda c: runs.run_view(c, "run-x")) is None
