@@ -1,5 +1,6 @@
 """Classifying an SDK response (docs/protocol.md §8): completed, step ops, or a failed attempt."""
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -109,14 +110,29 @@ def failed(name: str, message: str, *, status: int = 0, no_retry: bool = False) 
 
 
 def _completed(raw: RawResponse) -> Outcome:
-    try:
-        output = _loads(raw.body) if raw.body.strip() else None
-    except ValueError:
-        return failed("InvalidResponse", "the SDK answered 200 with a body that is not JSON")
+    output = output_of(raw.body)
     unkeepable = jsonvalues.problem(output, "output")
     if unkeepable:  # the same code would return the same value: no retry
         return failed("InvalidOutput", f"the function's return value {unkeepable}", no_retry=True)
     return Completed(output)
+
+
+def output_of(body: bytes) -> Any:
+    """A 200 body as the run's output, read as Inngest reads it: JSON as its value, an object
+    the SDK encoded twice (`"{...}"`) as the object, anything else as its text. Some hosts
+    (DigitalOcean functions) send a returned string as raw text, not as a JSON string."""
+    if not body.strip():
+        return None
+    try:
+        value = _loads(body)
+    except ValueError:
+        return body.decode("utf-8", errors="replace")
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+        with contextlib.suppress(ValueError):
+            inner = _loads(value.encode())
+            if isinstance(inner, dict):
+                return inner
+    return value
 
 
 def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:

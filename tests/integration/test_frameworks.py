@@ -1,16 +1,37 @@
-"""The official SDK served by Flask and by Django (not FastAPI) works with Weir unchanged:
-steps, a sleep, a wait for an event and a retry, each through a real framework server."""
+"""The official SDK served by Flask, Django, Tornado and DigitalOcean (not FastAPI) works with
+Weir unchanged: steps, a sleep, a wait for an event and a retry, each through a real server."""
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.integration.harness import AppServer, WeirServer, wait_until
 
-FRAMEWORKS = {
-    # module, uvicorn interface: Flask is WSGI, Django's app here is ASGI
-    "flask": ("tests.integration.apps.inngest_flask", "wsgi"),
-    "django": ("tests.integration.apps.inngest_django", "asgi3"),
+
+def _uvicorn(interface: str, path: str = "/api/inngest") -> Callable[[AppServer], None]:
+    def launch(server: AppServer) -> None:
+        server.args = [*server.args, "--interface", interface]
+        server.url = f"http://127.0.0.1:{server.port}{path}"
+
+    return launch
+
+
+def _tornado(server: AppServer) -> None:
+    # Tornado serves itself: the app module runs its own server on the port.
+    server.args = [sys.executable, "-m", "tests.integration.apps.inngest_tornado", str(server.port)]
+
+
+FRAMEWORKS: dict[str, tuple[str, Callable[[AppServer], None]]] = {
+    # module, how it is served: Flask is WSGI, Django's app here is ASGI, the DigitalOcean
+    # function sits behind an ASGI stand-in for DigitalOcean's web-function runtime.
+    "flask": ("tests.integration.apps.inngest_flask", _uvicorn("wsgi")),
+    "django": ("tests.integration.apps.inngest_django", _uvicorn("asgi3")),
+    "tornado": ("tests.integration.apps.inngest_tornado", _tornado),
+    "digital_ocean": (
+        "tests.integration.apps.inngest_digital_ocean",
+        _uvicorn("asgi3", "/api/v1/web/fn-weir/inngest/serve"),  # its SERVE_PATH
+    ),
 }
 
 
@@ -31,9 +52,10 @@ def weir(framework: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[W
 def framework_app(
     framework: str, weir: WeirServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AppServer]:
-    module, interface = FRAMEWORKS[framework]
-    server = AppServer(tmp_path_factory.mktemp(framework), module, f"{framework}app", weir.url)
-    server.args = [*server.args, "--interface", interface]
+    module, launch = FRAMEWORKS[framework]
+    app_id = f"{framework.replace('_', '')}app"
+    server = AppServer(tmp_path_factory.mktemp(framework), module, app_id, weir.url)
+    launch(server)
     server.start()
     body = server.sync()
     assert body.get("ok"), body

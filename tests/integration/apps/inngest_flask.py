@@ -1,50 +1,9 @@
 """Official-SDK functions served by `inngest.flask` (plain functions, a WSGI app)."""
 
-import datetime
-import os
-from typing import Any
-
 import flask
-import inngest
 import inngest.flask
 
-client = inngest.Inngest(app_id=os.environ.get("APP_ID", "flaskapp"))
-
-
-def trigger(name: str) -> inngest.TriggerEvent:
-    return inngest.TriggerEvent(event=name)
-
-
-@client.create_function(fn_id="steps", trigger=trigger("t/steps"))
-def steps(ctx: inngest.ContextSync) -> dict[str, Any]:
-    a = ctx.step.run("a", lambda: ctx.event.data["x"] + 1)
-    b = ctx.step.run("b", lambda: a * 10)
-    return {"a": a, "b": b}
-
-
-@client.create_function(fn_id="sleeper", trigger=trigger("t/sleep"))
-def sleeper(ctx: inngest.ContextSync) -> str:
-    ctx.step.sleep("nap", datetime.timedelta(seconds=1))
-    return "woke"
-
-
-@client.create_function(fn_id="waiter", trigger=trigger("t/wait"))
-def waiter(ctx: inngest.ContextSync) -> Any:
-    ev = ctx.step.wait_for_event(
-        "w",
-        event="t/go",
-        if_exp="async.data.k == event.data.k",
-        timeout=datetime.timedelta(seconds=10),
-    )
-    return None if ev is None else ev.data
-
-
-@client.create_function(fn_id="flaky", trigger=trigger("t/flaky"), retries=2)
-def flaky(ctx: inngest.ContextSync) -> int:
-    if ctx.attempt < 1:
-        raise RuntimeError("first attempt fails")
-    return ctx.attempt
-
+from tests.integration.apps.inngest_sync_functions import FUNCTIONS, client
 
 app = flask.Flask(__name__)
-inngest.flask.serve(app, client, [steps, sleeper, waiter, flaky])
+inngest.flask.serve(app, client, FUNCTIONS)
