@@ -46,6 +46,11 @@ def _ops_problem(outcome: Ops, state_bytes: int) -> AttemptFailed | None:
         if size > MAX_STEP_OUTPUT_BYTES:
             return _too_large_step(op.display_name or op.id, size)
         total += size
+    return state_problem(total)
+
+
+def state_problem(total: int) -> AttemptFailed | None:
+    """A run whose saved step results would reach `total` bytes: None while within the limit."""
     if total <= MAX_RUN_STATE_BYTES:
         return None
     return failed(
@@ -54,6 +59,11 @@ def _ops_problem(outcome: Ops, state_bytes: int) -> AttemptFailed | None:
         f"most {_mib(MAX_RUN_STATE_BYTES)} — return less data from each step",
         no_retry=True,
     )
+
+
+def saved_size(memo: Any) -> int:
+    """A step result's size as the run state stores it."""
+    return _size(memo)
 
 
 def _too_large_step(name: str, size: int) -> AttemptFailed:

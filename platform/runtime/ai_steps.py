@@ -7,6 +7,9 @@ request is retried with the function's retries and backoff, and when none remain
 retrying cannot help) `{"error": ...}` is saved, which the SDK raises in the function.
 """
 
+from typing import Any
+
+from weir.platform.executor import limits
 from weir.platform.executor.ai import AIResult
 from weir.platform.executor.ai_opts import shown_url
 from weir.platform.executor.request import attempts_allowed
@@ -46,36 +49,47 @@ def open_call(tx: Tx, fn: Function, run: Run, op: Op) -> None:
 
 
 def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult) -> None:
-    run_id = item.run_id or ""
-    step_id = str(item.payload["step_id"])
-    name = str(item.payload.get("name", ""))
-    run = run_records.get_run(tx.conn, run_id)
+    run = run_records.get_run(tx.conn, item.run_id or "")
     if run is None or run.ended:
         q.finish(tx.conn, item, tx.now)
         return
-    if result.error is None:
-        q.finish(tx.conn, item, tx.now)
-        step_records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.COMPLETED, tx.now)
-        resolve_step(tx, run_id, step_id, {"data": result.data}, op=Opcode.AI_GATEWAY, name=name)
-        return
+    error = result.error
+    retry_it = result.retry
+    if error is None:
+        memo = {"data": result.data}
+        too_large = limits.state_problem(run.state_bytes + limits.saved_size(memo))
+        if too_large is None:
+            _save(tx, item, StepStatus.COMPLETED, memo)
+            return
+        # The answer fits a step but not the run's state: asking again gets the same size.
+        error, retry_it = too_large.error, False
     allowed = attempts_allowed(fn) if fn is not None else 1
-    if result.retry and item.attempt + 1 < allowed:
-        at = _next_attempt(tx, item.attempt)
-        q.retry(tx.conn, item, at, tx.now)
-        tx.notes.append(
-            notes.Note(
-                notes.RETRY_SCHEDULED,
-                run_id=run_id,
-                function_id=item.function_id,
-                step_id=step_id,
-                fields={"attempt": item.attempt + 1, "at": at, **error_fields(result.error)},
-            )
-        )
+    if retry_it and item.attempt + 1 < allowed:
+        _retry(tx, item, error)
         return
+    _save(tx, item, StepStatus.FAILED, {"error": {k: error[k] for k in ("name", "message")}})
+
+
+def _save(tx: Tx, item: q.Claimed, status: StepStatus, memo: dict[str, Any]) -> None:
+    run_id, step_id = item.run_id or "", str(item.payload["step_id"])
     q.finish(tx.conn, item, tx.now)
-    step_records.close_history(tx.conn, run_id, SPAN, step_id, StepStatus.FAILED, tx.now)
-    memo = {"error": {"name": result.error["name"], "message": result.error["message"]}}
+    step_records.close_history(tx.conn, run_id, SPAN, step_id, status, tx.now)
+    name = str(item.payload.get("name", ""))
     resolve_step(tx, run_id, step_id, memo, op=Opcode.AI_GATEWAY, name=name)
+
+
+def _retry(tx: Tx, item: q.Claimed, error: dict[str, Any]) -> None:
+    at = _next_attempt(tx, item.attempt)
+    q.retry(tx.conn, item, at, tx.now)
+    tx.notes.append(
+        notes.Note(
+            notes.RETRY_SCHEDULED,
+            run_id=item.run_id,
+            function_id=item.function_id,
+            step_id=str(item.payload["step_id"]),
+            fields={"attempt": item.attempt + 1, "at": at, **error_fields(error)},
+        )
+    )
 
 
 def _next_attempt(tx: Tx, attempt: int) -> int:
