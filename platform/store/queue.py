@@ -85,7 +85,6 @@ _LANE_HEAD = (
 )
 _DELETE_LANE = delete(lanes).where(lanes.c.lane == _p("lane"))
 _FINISH = delete(queue).where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
-_DELETE_ITEM_SLOTS = delete(slots).where(slots.c.item_id == _p("id"))
 _WAKE_PARKED = (
     update(lanes).where(lanes.c.blocked_on == _p("key")).values(blocked_on=None, next_at=_p("now"))
 )
@@ -99,7 +98,12 @@ _EXTEND_ITEM = (
     .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
     .values(available_at=_p("until"))
 )
-_EXTEND_SLOTS = update(slots).where(slots.c.item_id == _p("id")).values(expires_at=_p("until"))
+# By (key, item), the primary key: by item alone would scan every held slot of every key.
+_EXTEND_SLOT = (
+    update(slots)
+    .where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id"))
+    .values(expires_at=_p("until"))
+)
 _RUN_ITEMS = select(queue.c.id, queue.c.lane).where(
     queue.c.run_id == _p("run"), queue.c.lease_owner.is_(None)
 )
@@ -320,7 +324,8 @@ def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: in
         return
     for key in sorted(keys):  # a claimer counting the key finishes first, parking included
         dialect.lock(conn, dialect.SLOT_KEY, key)
-    conn.execute(_DELETE_ITEM_SLOTS, {"b_id": item_id})
+    for key in keys:  # by (key, item), the primary key: by item alone scans every slot
+        conn.execute(_DELETE_SLOT, {"b_key": key, "b_id": item_id})
     woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
         woken += conn.execute(_WAKE_PARKED, {"b_key": key, "b_now": now}).rowcount
@@ -347,7 +352,8 @@ def extend(conn: Connection, items: list[Claimed], until: int) -> None:
     """Keep the leases (and slots) of items still being worked on."""
     for item in items:
         conn.execute(_EXTEND_ITEM, {"b_id": item.id, "b_token": item.token, "b_until": until})
-        conn.execute(_EXTEND_SLOTS, {"b_id": item.id, "b_until": until})
+        for key in item.keys:
+            conn.execute(_EXTEND_SLOT, {"b_key": key, "b_id": item.id, "b_until": until})
 
 
 def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> None:
