@@ -26,11 +26,11 @@ def back(url: str, *, flash: str = "", problem: str = "") -> RedirectResponse:
 
 
 def confirm_page(
-    request: Request, question: str, action: str, fields: list[tuple[str, str]]
+    request: Request, question: str, action: str, fields: list[tuple[str, str]], back: str
 ) -> Response:
     """Without JavaScript a destructive button lands here first: the same form again, this
     time marked confirmed (with JavaScript, the page asks in a dialog instead)."""
-    return page(request, "confirm.html", question=question, action=action, fields=fields)
+    return page(request, "confirm.html", question=question, action=action, fields=fields, back=back)
 
 
 @router.post("/runs/{run_id}/cancel", dependencies=[Depends(protect_form)])
@@ -41,7 +41,8 @@ async def cancel(
     weir: Platform = Depends(platform),
 ) -> Response:
     if not confirmed:
-        return confirm_page(request, f"Cancel run {run_id}?", f"/runs/{run_id}/cancel", [])
+        here = f"/runs/{run_id}"
+        return confirm_page(request, f"Cancel run {run_id}?", f"{here}/cancel", [], here)
     if await weir.cancel(run_id):
         return back(f"/runs/{run_id}", flash="Run cancelled.")
     return back(f"/runs/{run_id}", problem="The run has already ended (or does not exist).")
@@ -82,6 +83,7 @@ async def cancel_matching(
             f"Cancel the {count} active run{'' if count == 1 else 's'} matching these filters?",
             "/runs/cancel",
             fields + [("status", s) for s in status],
+            listing,
         )
     done = await data.cancel_matching(weir, wanted)
     flash = f"Cancelled {len(done)} run{'' if len(done) == 1 else 's'}."
@@ -171,7 +173,7 @@ async def delete_app(
             f"Delete the app {name}? Its functions stop taking events; "
             "syncing it again brings it back."
         )
-        return confirm_page(request, question, f"/apps/{quote(name)}/delete", [])
+        return confirm_page(request, question, f"/apps/{quote(name)}/delete", [], "/apps")
     if not await weir.delete_app(name):
         return back("/apps", problem=f"There is no app named {name}.")
     return back("/apps", flash=f"Deleted the app {name}.")
