@@ -241,6 +241,7 @@ def test_functions_table_searches_and_shows_detail_on_demand(page: Page, server:
 
 # -- 8. looks and keys -------------------------------------------------------------------------
 def test_dark_mode_follows_the_system(page: Page, server: Server) -> None:
+    server.run_of(server.send("ui/throttled", {"n": _tag()}))
     page.goto(server.url + "/runs")
     light = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
     page.emulate_media(color_scheme="dark")
