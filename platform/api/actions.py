@@ -81,6 +81,9 @@ def parse_filter(weir: Platform, body: dict[str, Any]) -> tuple[RunPage, bool]:
     if unknown:
         allowed = ", ".join(FILTER_FIELDS)
         raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {allowed}")
+    nulls = sorted(k for k, v in body.items() if v is None)
+    if nulls:
+        raise BadRequest(f"{', '.join(nulls)} cannot be null: leave a filter out instead")
     slug = body.get("function_id")
     fn_id = None
     if slug is not None:

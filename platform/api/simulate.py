@@ -84,7 +84,7 @@ def parse(raw: bytes) -> tuple[list[SimEvent], int]:
         raise BadRequest('"events" must be a list of {"at_ms": <int>, "data": {...}}')
     if len(items) > MAX_EVENTS:
         raise BadRequest(f"{len(items)} events given; at most {MAX_EVENTS} are allowed")
-    run_ms = _int(body.get("run_ms", 0), "run_ms")
+    run_ms = _int(body.get("run_ms", 0), "run_ms")  # null is refused like any non-number
     return [_event(i, item) for i, item in enumerate(items)], run_ms
 
 
@@ -101,9 +101,11 @@ def _event(i: int, item: Any) -> SimEvent:
         raise BadRequest(f"{where}.data must be a JSON object")
     name, own_id = item.get("name"), item.get("id")
     for field, value in (("name", name), ("id", own_id)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
+        if field in item and (not isinstance(value, str) or not value.strip()):
             raise BadRequest(f"{where}.{field} must be a non-empty string")
     ts = item.get("ts_ms")
+    if "ts_ms" in item and ts is None:
+        raise BadRequest(f"{where}.ts_ms must be a whole number of ms after zero, or left out")
     return SimEvent(
         at_ms=_int(item.get("at_ms"), f"{where}.at_ms"),
         data=data,

@@ -20,19 +20,18 @@ from sqlalchemy import Engine
 from weir.platform.functions import EventTrigger
 from weir.platform.gates.decisions import MS_PER_DAY
 from weir.platform.ingest import IncomingEvent
-from weir.platform.reads import runs as run_reads
-from weir.platform.reads.records import Run
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, run_records
+from weir.platform.store import event_records, queries, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.queries import MAX_PAGE, RunPage
+from weir.platform.store.run_records import Run
 from weir.platform.store.scratch import scratch_engine
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the fake clock's zero
-MAX_EVENTS = 500
+MAX_EVENTS = 200  # each event costs a few dozen statements, as it does for real
 MAX_AT_MS = 30 * MS_PER_DAY
 MAX_RUN_MS = MS_PER_DAY
 HORIZON_MS = 31 * MS_PER_DAY  # timers and starts are followed this far past zero
@@ -177,7 +176,10 @@ class _Player:
         with self.engine.begin() as conn:
             tx = Tx(conn, now, self.registry, self.rng)
             yield tx
+            ended = list(tx.ended)
             finish_hooks.settle(tx)  # as Platform.write does after every transition
+        for end in ended:  # every run that ends, ends in some transition: noted here
+            self._ended(end.run.id, end.status, end.error, now)
 
     def play(self, sequence: list[SimEvent]) -> Simulation:
         self.results = [
@@ -220,7 +222,6 @@ class _Player:
                 stuck_at = -1
             else:
                 return self._next_due() is not None
-            self._note_waits()
         return True
 
     def _next_due(self) -> int | None:
@@ -279,26 +280,21 @@ class _Player:
                 runs.finish_run(tx, item.run_id or "", RunStatus.COMPLETED, None)
 
     # -- reading back ----------------------------------------------------------------------
-    def _all_runs(self) -> list[Run]:
-        """Every run of the function, newest first, page by page."""
+    def _new_runs(self, cause: str) -> None:
+        """Runs created just now (a step runs at one ms, so they were created at `now`)."""
+        page = RunPage(limit=MAX_PAGE, function_id=self.fn.id, since_ms=self.now)
         found: list[Run] = []
-        page = RunPage(limit=MAX_PAGE, function_id=self.fn.id)
         with self.engine.connect() as conn:
             while True:
-                listing = run_reads.run_listing(conn, page)
-                found += listing.runs
-                if not listing.full:
-                    return found
-                last = listing.runs[-1]
+                rows = queries.list_runs(conn, page)
+                found += rows
+                if len(rows) < page.limit:
+                    break
+                last = rows[-1]
                 page = replace(page, before=(last.created_at, last.id))
-
-    def _new_runs(self, cause: str) -> None:
-        for run in reversed(self._all_runs()):  # oldest first
-            known = self.runs.get(run.id)
-            if known is None:
+        for run in reversed(found):  # oldest first
+            if run.id not in self.runs:
                 self._queued(run, cause)
-            else:
-                self._refresh(known, run)
 
     def _queued(self, run: Run, cause: str) -> None:
         indexes = [self.event_index[e] for e in run.event_ids if e in self.event_index]
@@ -316,23 +312,22 @@ class _Player:
         self._refresh(sim, run)
 
     def _refresh(self, sim: SimRun, run: Run) -> None:
+        """The reason a new run gave for not starting at once (a throttle slot)."""
         words = run.waiting.get("words") if isinstance(run.waiting, dict) else None
-        if isinstance(words, str) and words and (not sim.waits or sim.waits[-1] != words):
+        if isinstance(words, str) and words:
             sim.waits.append(words)
             self.log.append(
                 LogLine(self.now - self.base, "delay", f"run {_short(sim.id)}: {words}", sim.id)
             )
-        if run.ended and sim.ended_ms is None:
-            sim.ended_ms, sim.status = (run.ended_at or self.now) - self.base, run.status
-            reason = _cancel_reason(run)
-            text = f"run {_short(sim.id)} {run.status.lower()}" + (f": {reason}" if reason else "")
-            self.log.append(LogLine(sim.ended_ms, "end", text, sim.id))
 
-    def _note_waits(self) -> None:
-        for run in self._all_runs():
-            sim = self.runs.get(run.id)
-            if sim is not None:
-                self._refresh(sim, run)
+    def _ended(self, run_id: str, status: str, error: dict[str, Any] | None, at: int) -> None:
+        sim = self.runs.get(run_id)
+        if sim is None or sim.ended_ms is not None:
+            return
+        sim.ended_ms, sim.status = at - self.base, status
+        reason = str(error.get("message", "")) if status == RunStatus.CANCELLED and error else ""
+        text = f"run {_short(run_id)} {status.lower()}" + (f": {reason}" if reason else "")
+        self.log.append(LogLine(sim.ended_ms, "end", text, run_id))
 
     def _collect_effects(self) -> None:
         with self.engine.connect() as conn:
@@ -355,12 +350,6 @@ MERGES = frozenset({"batched", "debounced"})
 
 def _short(run_id: str) -> str:
     return run_id[-6:]
-
-
-def _cancel_reason(run: Run) -> str:
-    if run.status != RunStatus.CANCELLED or not isinstance(run.output, dict):
-        return ""
-    return str(run.output.get("message", ""))
 
 
 def _run_words(sim: SimRun) -> str:

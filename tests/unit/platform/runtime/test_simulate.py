@@ -22,7 +22,13 @@ from weir.platform.functions import (
     Throttle,
 )
 from weir.platform.registry import Function
-from weir.platform.runtime.simulate import SimEvent, Simulation, SimulationError, simulate
+from weir.platform.runtime.simulate import (
+    MAX_EVENTS,
+    SimEvent,
+    Simulation,
+    SimulationError,
+    simulate,
+)
 
 from tests.support.flow_harness import NOON, Harness, config
 
@@ -142,7 +148,7 @@ def test_the_timeline_says_why(tmp_path: Path) -> None:
         ([SimEvent(0, {}, name="other/event")], 0, "does not trigger"),
         ([SimEvent(0, {}, name="inngest/function.finished")], 0, "inngest/"),
         ([SimEvent(0, {})], -5, "run_ms = -5"),
-        ([SimEvent(0, {})] * 501, 0, "at most 500"),
+        ([SimEvent(0, {})] * (MAX_EVENTS + 1), 0, f"at most {MAX_EVENTS}"),
     ],
 )
 def test_bad_requests_say_what_is_wrong(events: list[SimEvent], run_ms: int, says: str) -> None:
