@@ -19,6 +19,7 @@ from weir.platform.functions import (
     Debounce,
     FunctionConfig,
     RateLimit,
+    Singleton,
     Throttle,
 )
 from weir.platform.registry import Function
@@ -123,6 +124,20 @@ def test_idempotency_skips_repeated_keys(tmp_path: Path) -> None:
     real = _both(tmp_path, cfg, seq)
     assert [events for events, _, _ in real["runs"]] == [[0], [1]]
     assert [i for i, outcome, _ in real["effects"]] == [2, 3, 4]
+
+
+def test_singleton_skips_while_a_run_holds_the_key(tmp_path: Path) -> None:
+    cfg = config(singleton=Singleton(mode="skip", key="event.data.user"))
+    seq = [(0, {"user": "a"}), (100, {"user": "a"}), (200, {"user": "b"})]
+    # the harness never ends a run; the simulated ones last a day, past these events
+    real = _real(tmp_path, cfg, seq)
+    sim = simulate(_fn(cfg), [SimEvent(at, d) for at, d in seq], 86_400_000, base_ms=NOON)
+    assert [(r.events, r.queued_ms, r.started_ms) for r in sim.runs] == real["runs"]
+    assert [events for events, _, _ in real["runs"]] == [[0], [2]]
+    skipped = [
+        (e.index, x.outcome) for e in sim.events for x in e.effects if x.outcome != "started"
+    ]
+    assert skipped == [(1, "singleton_skipped")]
 
 
 def test_concurrency_holds_runs_while_earlier_ones_last() -> None:
