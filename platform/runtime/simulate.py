@@ -264,6 +264,9 @@ class _Player:
         sim = self.runs[run.id]
         sim.started_ms, sim.status = now - self.base, RunStatus.RUNNING
         late = now - self.base - sim.queued_ms
+        if late and not sim.waits and self.fn.config.concurrency:
+            # the claim passed it over while every slot of a key was taken; nothing is stored
+            sim.waits.append("concurrency: waiting for a free slot")
         why = f" ({late} ms after it was queued" + (f": {sim.waits[-1]})" if sim.waits else ")")
         why = why if late else ""
         self.log.append(

@@ -145,6 +145,7 @@ def test_concurrency_holds_runs_while_earlier_ones_last() -> None:
     sim = simulate(_fn(cfg), [SimEvent(0, {}), SimEvent(0, {}), SimEvent(100, {})], run_ms=3_000)
     assert [r.started_ms for r in sim.runs] == [0, 3_000, 6_000]
     assert [r.ended_ms for r in sim.runs] == [3_000, 6_000, 9_000]
+    assert sim.runs[1].waits == ["concurrency: waiting for a free slot"]
     assert not sim.unfinished
 
 
