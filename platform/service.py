@@ -4,6 +4,7 @@ executor. The API layer calls it; it holds no HTTP concerns itself."""
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
 import random
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import ai_steps, cron, events, finish_hooks, outcomes, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
-from weir.platform.runtime.sync_apply import apply_sync
+from weir.platform.runtime.sync_apply import apply_sync, remove_app
 from weir.platform.runtime.tx import Tx
 from weir.platform.scheduler import Scheduler
 from weir.platform.settings import Settings
@@ -37,7 +38,7 @@ from weir.platform.store.database import Database, is_sqlite, make_engine
 from weir.platform.store.dialect import CATALOG, WAKE
 from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
-from weir.platform.vocabulary import QueueKind, RunStatus
+from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a thread hand-off
@@ -267,9 +268,29 @@ class Platform:
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
 
-    async def rerun(self, run_id: str) -> str:
-        """A new run from the same event(s); raises RerunError when it cannot start."""
-        return await self.write(lambda tx: start_rerun(tx, run_id))
+    async def rerun(self, run_id: str, from_step: str | None = None) -> str:
+        """A new run from the same event(s); raises RerunError when it cannot start. With
+        `from_step`, the steps the original completed before that step are kept."""
+        return await self.write(lambda tx: start_rerun(tx, run_id, from_step))
+
+    async def cancel_runs(self, run_ids: list[str], reason: str) -> list[str]:
+        """Cancel each run still active, in one transaction; the ids actually cancelled."""
+        return await self.write(lambda tx: [r for r in run_ids if runs.cancel_run(tx, r, reason)])
+
+    async def invoke(self, slug: str, data: dict[str, Any]) -> str:
+        """Start `slug` directly with `data`, as step.invoke does (its trigger is bypassed);
+        the invoke event's id. Raises EventError for data Weir would not accept."""
+        payload = {**data, "_inngest": {"fn_id": slug}}
+        body = json.dumps({"name": SystemEvent.FUNCTION_INVOKED, "data": payload}).encode()
+        incoming = parse_body(body, self.clock.now_ms(), internal=True)
+        [event_id] = await self.write(lambda tx: events.accept(tx, incoming))
+        return event_id
+
+    async def delete_app(self, name: str) -> bool:
+        removed = await self.write(lambda tx: remove_app(tx, name))
+        if removed:
+            await self.reload()
+        return removed
 
     async def _sync_at_start(self, url: str) -> None:
         """Apps named at start may still be booting, or be started later: keep asking, less

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
 from weir.platform.reads.runs import run_view
@@ -16,13 +16,15 @@ router = APIRouter(prefix="/ui/api", include_in_schema=False)
 @router.get("/runs")
 async def runs(
     function: str = "",
-    status: str = "",
+    status: list[str] = Query([]),
     range: str = "",
     before: str = "",
+    search: str = "",
     limit: int = 50,
     weir: Platform = Depends(platform),
 ) -> dict[str, Any]:
-    return await data.run_list(weir, data.RunFilter(function, status, range, before), limit)
+    wanted = data.RunFilter(function, tuple(status), range, before, search)
+    return await data.run_list(weir, wanted, limit)
 
 
 @router.get("/runs/{run_id}")
@@ -44,6 +46,10 @@ async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
 
 @router.get("/events")
 async def events(
-    name: str = "", before: str = "", limit: int = 30, weir: Platform = Depends(platform)
+    name: str = "",
+    before: str = "",
+    system: bool = False,
+    limit: int = 30,
+    weir: Platform = Depends(platform),
 ) -> dict[str, Any]:
-    return await data.event_list(weir, name, before, limit)
+    return await data.event_list(weir, name, before, limit, system=system)

@@ -3,30 +3,46 @@ transaction), shaped by `display`."""
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
-from weir.platform.functions.describe import describe_function
-from weir.platform.reads import catalog, events, runs
+from weir.platform.functions.describe import describe_function, describe_trigger
+from weir.platform.reads import bulk, catalog, events, runs
 from weir.platform.reads.records import EventPage, RunPage
 from weir.platform.service import Platform
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.web import display
 
 
 @dataclass(frozen=True)
 class RunFilter:
     function: str = ""  # a slug
-    status: str = ""
+    statuses: tuple[str, ...] = ()
     range: str = ""
     before: str = ""
+    search: str = ""  # a run id, an event id, or text in the output
+
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.function or self.statuses or self.range or self.search.strip())
+
+    def query(self, before: str = "") -> str:
+        """The filter as a query string (the cursor only if given)."""
+        pairs = [("function", self.function), *(("status", s) for s in self.statuses)]
+        pairs += [("range", self.range), ("search", self.search), ("before", before)]
+        return urlencode([(k, v) for k, v in pairs if v])
 
 
 async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[str, Any]:
     now = weir.clock.now_ms()
     page = _run_page(weir, wanted, now, limit)
-    listing = await weir.read(lambda c: runs.run_listing(c, page))
+    listing, apps = await weir.read(lambda c: (runs.run_listing(c, page), catalog.apps(c)))
     rows, names = listing.runs, listing.event_names
+    app_names = {a.id: a.name for a in apps}
     last = rows[-1] if listing.full else None
     return {
-        "runs": [display.run_row(weir, r, display.trigger_of(r, names), now) for r in rows],
+        "runs": [
+            display.list_row(weir, r, display.trigger_of(r, names), now, app_names) for r in rows
+        ],
         "next": display.cursor(last.created_at, last.id) if last is not None else None,
         "now": now,
     }
@@ -39,14 +55,37 @@ def _run_page(weir: Platform, wanted: RunFilter, now: int, limit: int) -> RunPag
         limit=limit,
         # an unknown slug must match nothing, not everything
         function_id=fn.id if fn else (wanted.function or None),
-        statuses=(wanted.status,) if wanted.status in display.STATUSES else (),
+        statuses=tuple(s for s in wanted.statuses if s in display.STATUSES),
         since_ms=now - window if window else None,
         before=display.parse_cursor(wanted.before),
+        search=wanted.search.strip() or None,
     )
 
 
-async def event_list(weir: Platform, name: str, before: str, limit: int = 30) -> dict[str, Any]:
-    page = EventPage(limit=limit, name=name or None, before=display.parse_cursor(before))
+async def cancellable(weir: Platform, wanted: RunFilter) -> int:
+    """How many active runs a bulk cancel with this filter would cancel (the preview)."""
+    page = _run_page(weir, wanted, weir.clock.now_ms(), 1)
+    return len(await weir.read(lambda c: bulk.active_run_ids(c, page)))
+
+
+async def cancel_matching(weir: Platform, wanted: RunFilter) -> list[str]:
+    page = _run_page(weir, wanted, weir.clock.now_ms(), 1)
+    ids = await weir.read(lambda c: bulk.active_run_ids(c, page))
+    return await weir.cancel_runs(ids, "cancelled in bulk from the runs page")
+
+
+async def event_list(
+    weir: Platform, name: str, before: str, limit: int = 30, *, system: bool = False
+) -> dict[str, Any]:
+    """Events newest first; `name` is a prefix; Weir's own inngest/... events only if
+    `system` (or if the prefix asks for them)."""
+    prefix = name.strip()
+    page = EventPage(
+        limit=limit,
+        name_prefix=prefix or None,
+        hide_system=not system and not prefix.startswith(SYSTEM_EVENT_PREFIX),
+        before=display.parse_cursor(before),
+    )
     listing = await weir.read(lambda c: events.event_listing(c, page))
     last = listing.events[-1].event if listing.full else None
     return {
@@ -74,11 +113,19 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
             "app": app_names.get(fn.app_id, fn.app_id),
             "url": fn.url,
             "lines": describe_function(fn.config),
+            "triggers": [describe_trigger(t) for t in fn.config.triggers],
+            # the options (flow control, cancel-on, timeouts, retries): the lines after them
+            "options": describe_function(fn.config)[len(fn.config.triggers) :],
             "backlog": load.backlog.get(fn.id, 0),
             "slots": load.slots_of(fn.id),
         }
         for fn in fns
     ]
+
+
+def search_text(card: dict[str, Any]) -> str:
+    """What the functions page's search looks in: names, slug, app and triggers."""
+    return " ".join([card["name"], card["slug"], card["app"], *card["triggers"]]).lower()
 
 
 async def app_cards(weir: Platform) -> list[dict[str, Any]]:

@@ -78,6 +78,52 @@ def function_label(weir: Platform, function_id: str) -> tuple[str, str]:
     return fn.config.name or fn.slug, fn.slug
 
 
+def ago(ms: int | None, now: int) -> str:
+    """A moment relative to now: "just now", "12 s ago", "3 min ago", "in 5 min"."""
+    if ms is None:
+        return ""
+    delta = now - ms
+    if abs(delta) < 1000:
+        return "just now"
+    words = span_rounded(abs(delta))
+    return f"{words} ago" if delta > 0 else f"in {words}"
+
+
+def span_rounded(ms: int) -> str:
+    for unit_ms, unit in ((86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s")):
+        if ms >= unit_ms:
+            return f"{ms // unit_ms} {unit}"
+    return f"{ms} ms"
+
+
+def why_waiting(run: Run) -> str:
+    """The runs list's "why waiting" cell: the run's stored reason, in its own words. One
+    place, so a richer read model of the run's state can replace it."""
+    if run.ended:
+        return ""
+    waiting = run.waiting
+    words = waiting.get("words") if isinstance(waiting, dict) else None
+    return str(words) if words else ""
+
+
+def list_row(
+    weir: Platform, run: Run, trigger: str, now: int, apps: dict[str, str]
+) -> dict[str, Any]:
+    """A run as the runs list shows it: the run page's fields, its app, why it waits, and
+    relative times (the absolute ones stay for the hover)."""
+    fn = weir.registry.by_id.get(run.function_id)
+    return run_row(weir, run, trigger, now) | {
+        "app": apps.get(fn.app_id, "") if fn is not None else "",
+        "why": why_waiting(run),
+        "queued_ms": run.created_at,
+        "queued_iso": iso(run.created_at),
+        "queued_ago": ago(run.created_at, now),
+        "started_ms": run.started_at,
+        "started_iso": iso(run.started_at),
+        "started_ago": ago(run.started_at, now),
+    }
+
+
 def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
     name, slug = function_label(weir, run.function_id)
     began = run.started_at

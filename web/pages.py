@@ -3,16 +3,18 @@
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api.deps import platform
-from weir.platform.reads import runs
+from weir.platform.reads import events, runs
 from weir.platform.reads.records import Step
 from weir.platform.reads.runs import RunView
+from weir.platform.registry import Function
 from weir.platform.service import Platform
 from weir.platform.vocabulary import WRAPPED_MEMO_OPS, RunStatus
-from weir.web import data, display, timeline
+from weir.web import data, display, playground, timeline
 from weir.web.errors import NotFound
+from weir.web.login import protect_form
 from weir.web.render import page
 
 router = APIRouter(include_in_schema=False)
@@ -27,12 +29,13 @@ async def home() -> RedirectResponse:
 async def runs_page(
     request: Request,
     function: str = "",
-    status: str = "",
+    status: list[str] = Query([]),
     range: str = "",
     before: str = "",
+    search: str = "",
     weir: Platform = Depends(platform),
 ) -> HTMLResponse:
-    wanted = data.RunFilter(function, status, range, before)
+    wanted = data.RunFilter(function, tuple(status), range, before, search)
     listing = await data.run_list(weir, wanted)
     fns = sorted((fn.slug, fn.config.name or fn.slug) for fn in weir.registry.by_slug.values())
     return page(
@@ -44,6 +47,8 @@ async def runs_page(
         statuses=display.STATUSES,
         ranges=display.RANGE_LABELS,
         live=not before,
+        # the bulk cancel's preview: only for a narrowed list, never "every run"
+        cancellable=await data.cancellable(weir, wanted) if wanted.narrowed else 0,
     )
 
 
@@ -100,10 +105,34 @@ def _step(step: Step) -> dict[str, Any]:
 
 @router.get("/events")
 async def events_page(
-    request: Request, name: str = "", before: str = "", weir: Platform = Depends(platform)
+    request: Request,
+    name: str = "",
+    before: str = "",
+    system: bool = False,
+    replay: str = "",
+    weir: Platform = Depends(platform),
 ) -> HTMLResponse:
-    listing = await data.event_list(weir, name, before)
-    return page(request, "events.html", listing=listing, name=name, live=not before)
+    listing = await data.event_list(weir, name, before, system=system)
+    form = await _replay_form(weir, replay) if replay else None
+    return page(
+        request,
+        "events.html",
+        listing=listing,
+        name=name,
+        system=system,
+        live=not before,
+        form=form,
+        replaying=replay if form else "",
+    )
+
+
+async def _replay_form(weir: Platform, event_id: str) -> dict[str, str] | None:
+    """The send form filled with a stored event, to edit and send as a new one."""
+    found = await weir.read(lambda c: events.event(c, event_id))
+    if found is None:
+        return None
+    data = found.payload.get("data")
+    return {"name": found.name, "payload": display.pretty_value(data if data is not None else {})}
 
 
 @router.get("/events/{event_id}")
@@ -115,8 +144,68 @@ async def event_page(request: Request, event_id: str, weir: Platform = Depends(p
 
 
 @router.get("/functions")
-async def functions_page(request: Request, weir: Platform = Depends(platform)) -> HTMLResponse:
-    return page(request, "functions.html", functions=await data.function_cards(weir))
+async def functions_page(
+    request: Request, q: str = "", weir: Platform = Depends(platform)
+) -> HTMLResponse:
+    cards = await data.function_cards(weir)
+    wanted = q.strip().lower()
+    shown = [c for c in cards if not wanted or wanted in data.search_text(c)]
+    return page(request, "functions.html", functions=shown, q=q, total=len(cards))
+
+
+@router.get("/functions/{slug}")
+async def function_page(
+    request: Request, slug: str, recorded: bool = False, weir: Platform = Depends(platform)
+) -> HTMLResponse:
+    fn = _function(weir, slug)
+    events_text = await playground.recorded_lines(weir, fn) if recorded else ""
+    note = "" if events_text or not recorded else "No recorded event of its trigger is stored."
+    return await _function_page(request, weir, fn, events_text or playground.EXAMPLE, note=note)
+
+
+@router.post("/functions/{slug}/simulate", dependencies=[Depends(protect_form)])
+async def simulate_page(
+    request: Request,
+    slug: str,
+    events_text: str = Form("", alias="events"),
+    run_ms: str = Form("0"),
+    weir: Platform = Depends(platform),
+) -> HTMLResponse:
+    """A pure computation on a scratch store: answered in place, nothing is written."""
+    fn = _function(weir, slug)
+    outcome = await playground.play(fn, events_text, run_ms)
+    status = 400 if outcome.error else 200
+    return await _function_page(request, weir, fn, events_text, run_ms, outcome, status)
+
+
+def _function(weir: Platform, slug: str) -> Function:
+    fn = weir.registry.by_slug.get(slug)
+    if fn is None:
+        raise NotFound("Function not found", f"There is no function with id {slug!r}.")
+    return fn
+
+
+async def _function_page(
+    request: Request,
+    weir: Platform,
+    fn: Function,
+    events_text: str,
+    run_ms: str = "0",
+    outcome: playground.Outcome | None = None,
+    status: int = 200,
+    note: str = "",
+) -> HTMLResponse:
+    card = next(c for c in await data.function_cards(weir) if c["slug"] == fn.slug)
+    return page(
+        request,
+        "function.html",
+        status,
+        f=card,
+        events_text=events_text,
+        run_ms=run_ms,
+        outcome=outcome,
+        note=note,
+    )
 
 
 @router.get("/apps")

@@ -1,10 +1,12 @@
 """The read API for tools and tests, shaped like Inngest's v1 REST API."""
 
+import json
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
+from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
@@ -67,18 +69,59 @@ async def cancel_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRes
     return _ok(weir, {"run_id": run_id, "cancelled": cancelled})
 
 
-@router.post("/runs/{run_id}/rerun", responses=docs.errors(401, 404, 409))
-async def rerun_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+RERUN = {
+    "type": "object",
+    "properties": {
+        "from_step": {
+            "type": "string",
+            "description": "a step id or name: the steps completed before it are kept",
+        }
+    },
+}
+
+
+@router.post(
+    "/runs/{run_id}/rerun",
+    openapi_extra={"requestBody": {"required": False, "content": {docs.JSON: {"schema": RERUN}}}},
+    responses=docs.errors(400, 401, 404, 409),
+)
+async def rerun_run(
+    run_id: str, request: Request, weir: Platform = Depends(platform)
+) -> JSONResponse:
     """Start a new run of the run's function from the same event(s), past the pre-run gates
-    (runtime/rerun.py); answers the new run's id."""
+    (runtime/rerun.py); answers the new run's id. With `from_step`, the memoized results of
+    the steps completed before that step are kept, and the new run goes on from there."""
     run = await weir.read(lambda c: runs.run(c, run_id))
     if run is None:
         return _missing("run", run_id)
+    from_step, problem = await _from_step(request)
+    if problem:
+        return JSONResponse({"error": problem}, 400)
     try:
-        new_run_id = await weir.rerun(run_id)
-    except RerunError as exc:  # the function or the events it needs are gone
+        new_run_id = await weir.rerun(run_id, from_step)
+    except RerunError as exc:  # the function or the events it needs are gone, no such step
         return JSONResponse({"error": f"run {run_id!r} cannot be rerun: {exc}"}, 409)
-    return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id})
+    return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id, "from_step": from_step})
+
+
+async def _from_step(request: Request) -> tuple[str | None, str]:
+    """The optional body's `from_step`, or a problem."""
+    try:
+        raw = await read_capped(request, 16 * 1024)
+    except BodyTooLarge as exc:
+        return None, str(exc)
+    if not raw.strip():
+        return None, ""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None, 'the body is not JSON; send {"from_step": "<step id or name>"} or nothing'
+    if not isinstance(body, dict) or set(body) - {"from_step"}:
+        return None, 'the body must be {"from_step": "<step id or name>"} (or empty)'
+    step = body.get("from_step")
+    if step is not None and (not isinstance(step, str) or not step.strip()):
+        return None, "from_step must be a non-empty string: a step's id or name"
+    return step, ""
 
 
 def event_json(row: StoredEvent) -> dict[str, Any]:

@@ -75,3 +75,13 @@ def _upsert_function(
 def _synced(sync: AppSync, *, modified: bool) -> notes.Note:
     said = {"app": sync.app_name, "url": sync.url, "functions": len(sync.functions)}
     return notes.Note(notes.APP_SYNCED, fields={**said, "modified": modified})
+
+
+def remove_app(tx: Tx, name: str) -> bool:
+    """Delete the app named `name`: its functions are archived (runs under way finish, no
+    event starts new ones); syncing it again brings it back. False if there is no such app."""
+    app = catalog.get_app_by_name(tx.conn, name)
+    if app is None:
+        return False
+    catalog.delete_app(tx.conn, app.id, tx.now)
+    return True

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import Connection, Row, delete, func, insert, select, update
 from weir.platform.store import dialect
 from weir.platform.store.schema import apps, functions
 
@@ -111,10 +111,20 @@ def record_app_sync(
     conn.execute(update(apps).where(apps.c.id == app_id).values(**values, error=None, synced_at=at))
 
 
+def delete_app(conn: Connection, app_id: str, at: int) -> None:
+    """Remove an app; its functions are archived first (their runs still finish)."""
+    for fn in app_functions(conn, app_id):
+        if not fn.archived:
+            archive_function(conn, fn.id, at)
+    conn.execute(delete(apps).where(apps.c.id == app_id))
+    dialect.notify(conn, dialect.CATALOG)
+
+
 def all_functions(conn: Connection) -> list[StoredFunction]:
-    """Every function, archived ones too: their runs still finish."""
+    """Every function, archived ones too (those of a deleted app as well): their runs still
+    finish."""
     query = select(functions, apps.c.sdk.label("app_sdk")).join(
-        apps, apps.c.id == functions.c.app_id
+        apps, apps.c.id == functions.c.app_id, isouter=True
     )
     return [_function(row, str(row.app_sdk or "")) for row in conn.execute(query)]
 

@@ -21,7 +21,7 @@ from weir.platform.store.schema import (
     runs,
     slots,
 )
-from weir.platform.vocabulary import QueueKind, RunStatus
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
 
 MAX_PAGE = 200
 
@@ -37,12 +37,16 @@ class RunPage:
     until_ms: int | None = None
     before: tuple[int, str] | None = None  # (created_at, id) of the last row already shown
     after: tuple[int, str] | None = None  # only rows newer than this (live polling)
+    # a run id, an event id (any event of the run), or text inside the output (a scan)
+    search: str | None = None
 
 
 @dataclass(frozen=True)
 class EventPage:
     limit: int = 50
     name: str | None = None
+    name_prefix: str | None = None  # names starting with this
+    hide_system: bool = False  # leave out Weir's own inngest/... events
     before: tuple[int, str] | None = None  # (received_at, id)
     after: tuple[int, str] | None = None
 
@@ -73,7 +77,18 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
         conds.append(_older(runs.c.created_at, runs.c.id, page.before))
     if page.after is not None:
         conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
+    if page.search:
+        conds.append(_run_search(page.search.strip()))
     return conds
+
+
+def _run_search(text: str) -> ColumnElement[bool]:
+    by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
+    return or_(
+        runs.c.id == text,
+        runs.c.id.in_(by_event),
+        runs.c.output.contains(text, autoescape=True),
+    )
 
 
 def _older(at: Any, ident: Any, cursor: tuple[int, str]) -> ColumnElement[bool]:
@@ -106,6 +121,10 @@ def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
     conds: list[ColumnElement[bool]] = []
     if page.name:
         conds.append(events.c.name == page.name)
+    if page.name_prefix:
+        conds.append(events.c.name.startswith(page.name_prefix, autoescape=True))
+    if page.hide_system:
+        conds.append(~events.c.name.startswith(SYSTEM_EVENT_PREFIX, autoescape=True))
     if page.before is not None:
         conds.append(_older(events.c.received_at, events.c.id, page.before))
     if page.after is not None:

@@ -45,15 +45,22 @@ function every(ms, job) {
 }
 
 // -- runs list ----------------------------------------------------------------------------------
+function timeCell(ms, iso, absolute, ago) {
+  if (!ms) return "";
+  return el("time", { datetime: iso, title: absolute, "data-ms": String(ms) }, ago);
+}
+
 function runRow(run) {
   return el("tr", { "data-id": run.id },
     el("td", {}, badge(run.status)),
     el("td", {}, el("a", { class: "mono", href: "/runs/" + run.id }, run.id)),
     el("td", {}, run.function),
-    el("td", {}, run.trigger),
-    el("td", {}, run.queued_at),
-    el("td", {}, run.started_at),
-    el("td", {}, run.duration));
+    el("td", { class: "wide" }, run.app),
+    el("td", { class: "wide" }, run.trigger),
+    el("td", { class: "why" }, run.why),
+    el("td", {}, timeCell(run.queued_ms, run.queued_iso, run.queued_at, run.queued_ago)),
+    el("td", { class: "wide" }, timeCell(run.started_ms, run.started_iso, run.started_at, run.started_ago)),
+    el("td", { class: "wide" }, run.duration));
 }
 
 function liveRuns() {
@@ -70,7 +77,13 @@ function liveRuns() {
     // Rows are replaced in place; focus stays on the same run's link if it had it.
     const focused = document.activeElement && document.activeElement.closest("tr");
     const focusedId = focused && focused.dataset.id;
+    const current = body.querySelector("tr.nav-current");
+    const currentId = current && current.dataset.id;
     body.replaceChildren(...page.runs.map(runRow));
+    if (currentId) {
+      const row = body.querySelector(`tr[data-id="${currentId}"]`);
+      if (row) row.classList.add("nav-current");
+    }
     if (focusedId) {
       const again = body.querySelector(`tr[data-id="${focusedId}"] a`);
       if (again) again.focus();
@@ -92,9 +105,11 @@ function eventItem(event) {
   const outcomes = event.outcomes.map((o) => el("li", {},
     o.function + ": " + o.words + (o.detail ? " — " + o.detail : "")));
   const replay = event.replayable
-    ? el("form", { method: "post", action: "/events/" + event.id + "/replay" },
-        el("input", { type: "hidden", name: "csrf", value: csrfToken() }),
-        el("button", { type: "submit" }, "Replay event"))
+    ? el("div", { class: "actions" },
+        el("form", { method: "post", action: "/events/" + event.id + "/replay" },
+          el("input", { type: "hidden", name: "csrf", value: csrfToken() }),
+          el("button", { type: "submit" }, "Replay event")),
+        el("a", { class: "button", href: "/events?replay=" + event.id + "#send-h" }, "Edit & replay"))
     : el("p", { class: "muted" }, "Weir's own events (inngest/…) cannot be replayed.");
   return el("li", { class: "event", "data-id": event.id },
     el("details", {},
@@ -190,13 +205,132 @@ function sendForm() {
     return problem;
   };
   data.addEventListener("input", () => { if (error.textContent) check(); });
+  // The last payload sent comes back on the next visit (not over an event being replayed).
+  const saved = readSaved();
+  if (saved && !form.hasAttribute("data-prefilled")) {
+    name.value = saved.name || "";
+    data.value = saved.payload || "{}";
+  }
   form.addEventListener("submit", (event) => {
     const problem = check();
     if (problem) {
       event.preventDefault();
       (problem.includes("JSON") ? data : name).focus();
+      return;
     }
+    try {
+      localStorage.setItem(SEND_KEY, JSON.stringify({ name: name.value, payload: data.value }));
+    } catch (err) { /* storage off: nothing to keep */ }
   });
+}
+
+const SEND_KEY = "weir.send-form";
+
+function readSaved() {
+  try {
+    const text = localStorage.getItem(SEND_KEY);
+    return text ? JSON.parse(text) : null;
+  } catch (err) {
+    return null;
+  }
+}
+
+// -- confirm before destructive actions ---------------------------------------------------------
+// Without JavaScript the server answers such a post with a confirmation page; with it, the
+// browser asks here and the post goes out already confirmed.
+function confirmForms() {
+  for (const form of document.querySelectorAll("form[data-confirm]")) {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) {
+        event.preventDefault();
+        return;
+      }
+      if (!form.querySelector('input[name="confirmed"]')) {
+        form.append(el("input", { type: "hidden", name: "confirmed", value: "1" }));
+      }
+    });
+  }
+}
+
+// -- relative times -----------------------------------------------------------------------------
+function agoText(ms) {
+  const delta = Date.now() - ms;
+  const size = Math.abs(delta);
+  if (size < 1000) return "just now";
+  const units = [[86400000, "d"], [3600000, "h"], [60000, "min"], [1000, "s"]];
+  for (const [unit, word] of units) {
+    if (size >= unit) {
+      const text = Math.floor(size / unit) + " " + word;
+      return delta > 0 ? text + " ago" : "in " + text;
+    }
+  }
+  return "just now";
+}
+
+function relativeTimes() {
+  const refresh = () => {
+    for (const node of document.querySelectorAll("time[data-ms]")) {
+      const ms = Number(node.dataset.ms);
+      if (ms) node.textContent = agoText(ms);
+    }
+  };
+  setInterval(refresh, 10000);
+}
+
+// -- keyboard: "/" to search, j/k through lists, Enter opens ------------------------------------
+function typing(target) {
+  return target.closest("input, textarea, select, [contenteditable]") !== null;
+}
+
+function navRows(list) {
+  return Array.from(list.querySelectorAll("tbody tr[data-id], li.event")).filter((row) => !row.hidden);
+}
+
+function keyboard() {
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (event.key === "/") {
+      const search = document.querySelector("[data-search]");
+      if (search) {
+        event.preventDefault();
+        search.focus();
+        search.select();
+      }
+      return;
+    }
+    if (event.key !== "j" && event.key !== "k") return;
+    const list = document.querySelector("[data-nav-list]");
+    if (!list) return;
+    const rows = navRows(list);
+    if (!rows.length) return;
+    const current = list.querySelector(".nav-current");
+    let index = rows.indexOf(current);
+    index = event.key === "j" ? Math.min(index + 1, rows.length - 1) : Math.max(index - 1, 0);
+    if (current) current.classList.remove("nav-current");
+    const row = rows[index];
+    row.classList.add("nav-current");
+    const link = row.querySelector("a, summary");
+    if (link) link.focus();
+    row.scrollIntoView({ block: "nearest" });
+  });
+}
+
+// -- functions page: filter as you type ---------------------------------------------------------
+function filterTables() {
+  for (const input of document.querySelectorAll("input[data-filter]")) {
+    const body = document.querySelector(input.dataset.filter);
+    if (!body) continue;
+    const none = document.getElementById("fn-none");
+    input.addEventListener("input", () => {
+      const wanted = input.value.trim().toLowerCase();
+      let shown = 0;
+      for (const row of body.querySelectorAll("tr[data-text]")) {
+        row.hidden = wanted !== "" && !row.dataset.text.includes(wanted);
+        if (!row.hidden) shown += 1;
+      }
+      if (none) none.hidden = shown > 0;
+    });
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -205,4 +339,8 @@ document.addEventListener("DOMContentLoaded", () => {
   liveRun();
   copyButtons();
   sendForm();
+  confirmForms();
+  relativeTimes();
+  keyboard();
+  filterTables();
 });
