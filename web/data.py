@@ -4,8 +4,9 @@ transaction), shaped by `display`."""
 from dataclasses import dataclass
 from typing import Any
 
+from weir.platform.api import run_reads
 from weir.platform.functions.describe import describe_function
-from weir.platform.reads import catalog, events, runs
+from weir.platform.reads import catalog, events
 from weir.platform.reads.records import EventPage, RunPage
 from weir.platform.service import Platform
 from weir.web import display
@@ -22,11 +23,14 @@ class RunFilter:
 async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[str, Any]:
     now = weir.clock.now_ms()
     page = _run_page(weir, wanted, now, limit)
-    listing = await weir.read(lambda c: runs.run_listing(c, page))
-    rows, names = listing.runs, listing.event_names
+    listing = await run_reads.run_listing(weir, page)
+    rows, names, states = listing.runs, listing.event_names, listing.states
     last = rows[-1] if listing.full else None
     return {
-        "runs": [display.run_row(weir, r, display.trigger_of(r, names), now) for r in rows],
+        "runs": [
+            display.run_row(weir, r, display.trigger_of(r, names), now, states.get(r.id))
+            for r in rows
+        ],
         "next": display.cursor(last.created_at, last.id) if last is not None else None,
         "now": now,
     }

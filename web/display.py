@@ -10,8 +10,9 @@ from typing import Any
 
 from weir.platform.reads.events import EventSummary
 from weir.platform.reads.records import EventRun, Outcome, Run
+from weir.platform.reads.run_state import RunState
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventEffect, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
 RANGES = {"15m": 15 * 60_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000}
@@ -78,11 +79,13 @@ def function_label(weir: Platform, function_id: str) -> tuple[str, str]:
     return fn.config.name or fn.slug, fn.slug
 
 
-def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
+def run_row(
+    weir: Platform, run: Run, trigger: str, now: int, state: RunState | None = None
+) -> dict[str, Any]:
+    """`state` (reads/run_state.py) gives the "why waiting" words, as the run page says them."""
     name, slug = function_label(weir, run.function_id)
     began = run.started_at
     finished = run.ended_at if run.ended_at is not None else (now if began else None)
-    waiting = run.waiting
     return {
         "id": run.id,
         "status": run.status,
@@ -93,7 +96,8 @@ def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
         "started_at": clock(began),
         "ended_at": clock(run.ended_at),
         "duration": span(finished - began) if began is not None and finished is not None else "",
-        "waiting": waiting.get("words") if isinstance(waiting, dict) else None,
+        "waiting": state.words if state is not None and state.waiting else None,
+        "state": state.kind if state is not None else None,
         "rerun_of": run.original_run_id,
     }
 
@@ -115,8 +119,33 @@ OUTCOME_WORDS = {
     EventOutcome.DEBOUNCED: "debounced (the run starts after the last event)",
     EventOutcome.BATCHED: "added to a batch",
     EventOutcome.SINGLETON_SKIPPED: "skipped: a singleton run is active",
+    EventOutcome.RESUMED: "resumed a run waiting for it",
+    EventOutcome.CANCELLED_RUN: "cancelled a run",
+    EventOutcome.SUPERSEDED: "superseded by a later event (debounce)",
     "throttled": "throttled",
 }
+
+
+# (label, tone) of each effect an event may have; tone picks the badge colour (app.css).
+EFFECT_LABELS: dict[str, tuple[str, str]] = {
+    EventEffect.STARTED: ("Started run", "running"),
+    EventEffect.BATCHED_INTO: ("Batched into run", "running"),
+    EventOutcome.RESUMED: ("Resumed a waiting run", "completed"),
+    EventOutcome.CANCELLED_RUN: ("Cancelled a run", "cancelled"),
+    EventOutcome.SUPERSEDED: ("Superseded (debounce)", "skipped"),
+    EventOutcome.DEBOUNCED: ("Debounced", "queued"),
+    EventOutcome.BATCHED: ("Waiting in a batch", "queued"),
+    EventOutcome.RATE_LIMITED: ("Skipped by the rate limit", "skipped"),
+    EventOutcome.IDEMPOTENT: ("Skipped by idempotency", "skipped"),
+    EventOutcome.DUPLICATE_EVENT_ID: ("Skipped: event id seen before", "skipped"),
+    EventOutcome.SINGLETON_SKIPPED: ("Skipped by singleton", "skipped"),
+    EventOutcome.EXPRESSION_OVER_BUDGET: ("Refused: expression over budget", "failed"),
+}
+
+
+def effect_label(kind: str) -> tuple[str, str]:
+    """A known effect's label, or a readable one made of a newer gate's own word."""
+    return EFFECT_LABELS.get(kind, (kind.replace("_", " ").capitalize(), "skipped"))
 
 
 def event_row(weir: Platform, summary: EventSummary) -> dict[str, Any]:
@@ -141,4 +170,12 @@ def _event_run(weir: Platform, run: EventRun) -> dict[str, Any]:
 def _outcome(weir: Platform, row: Outcome) -> dict[str, Any]:
     name, _ = function_label(weir, row.function_id)
     words = OUTCOME_WORDS.get(row.outcome, row.outcome.replace("_", " "))
-    return {"function": name, "words": words, "detail": row.detail, "run_id": row.run_id}
+    label, tone = effect_label(row.outcome)
+    return {
+        "function": name,
+        "words": words,
+        "detail": row.detail,
+        "run_id": row.run_id,
+        "label": label,
+        "tone": tone,
+    }
