@@ -1,6 +1,7 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.executor.request import attempts_allowed
@@ -147,7 +148,8 @@ def _next_attempt(tx: Tx, attempt: int, retry_after_ms: int | None) -> int:
 
 
 def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, Any]) -> None:
-    words = f"retrying after an error: attempt {item.attempt + 2} at {at}"
+    when = datetime.fromtimestamp(at / 1000, UTC).isoformat(timespec="milliseconds")
+    words = f"retrying after an error: attempt {item.attempt + 2} at {when}"
     tx.notes.append(
         notes.Note(
             notes.RETRY_SCHEDULED,
