@@ -124,7 +124,7 @@ def test_copy_run_id(page: Page, server: Server) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(f"{server.url}/runs/{run_id}")
     page.get_by_role("button", name="Copy run id").click()
-    expect(page.locator(".copied")).to_have_text("Copied")
+    expect(page.locator(".run-id .copied")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == run_id
 
 
