@@ -4,10 +4,10 @@ from typing import Any
 
 from weir.platform.runtime.cancellation import try_cancel
 from weir.platform.runtime.keys import expression_holds
-from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
+from weir.platform.runtime.runs import enqueue_timer, first_event, note_effect, resolve_step
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, run_records, step_records, wait_records
 from weir.platform.store import queue as q
+from weir.platform.store import step_records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait, Wait
 from weir.platform.vocabulary import (
@@ -69,14 +69,6 @@ def _try_resume(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> N
         )
         if resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT):
             note_effect(tx, event_id, wait.run_id, EventOutcome.RESUMED, "resumed a wait for it")
-
-
-def note_effect(tx: Tx, event_id: str, run_id: str, effect: EventOutcome, words: str) -> None:
-    """What the event did to a run that already existed, for the event's page."""
-    run = run_records.get_run(tx.conn, run_id)
-    if run is not None:
-        fn_id = run.function_id
-        event_records.record_outcome(tx.conn, event_id, fn_id, effect, run_id, words, tx.now)
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:

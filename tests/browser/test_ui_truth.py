@@ -278,6 +278,12 @@ def test_links_run_both_ways(page: Page, server: Server) -> None:
     expect(page.locator("#run h1")).to_contain_text("Child")
     expect(page.locator("#link-parent")).to_have_text(parent)
     assert _run(server, child)["links"]["parent_run_id"] == parent
+    # the child's finished event is what resumed the parent: its page says so, and links it
+    finished = server.get("/ui/api/events?name=inngest/function.finished&limit=200")["events"]
+    [event] = [e for e in finished if f'"run_id": "{child}"' in e["payload"]]
+    effects = _effects(page, server, event["id"])
+    expect(effects.locator("[data-kind='resumed']")).to_contain_text("Resumed a waiting run")
+    expect(effects.locator(f"a[href='/runs/{parent}']")).to_be_visible()
 
     page.goto(f"{server.url}/runs/{parent}")
     page.get_by_role("button", name="Rerun").click()
