@@ -59,11 +59,6 @@ async def event_list(weir: Platform, name: str, before: str, limit: int = 30) ->
     }
 
 
-async def one_event(weir: Platform, event_id: str) -> dict[str, Any] | None:
-    found = await weir.read(lambda c: events.event_summary(c, event_id))
-    return None if found is None else display.event_row(weir, found)
-
-
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
     now = weir.clock.now_ms()
     load = await weir.read(lambda c: catalog.function_load(c, now))

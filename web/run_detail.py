@@ -31,7 +31,7 @@ def context(weir: Platform, view: RunView, app_names: dict[str, str]) -> dict[st
         "output": _json(run.output) if run.ended else "",
         "run_error": _error(run.output) if run.status != RunStatus.COMPLETED else None,
         "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
-        "state": state_dict(weir, view.state, now) if not run.ended else None,
+        "state": state_dict(view.state, now) if not run.ended else None,
         "bars": timeline.waterfall(view, now),
         "steps": [_step(s, view) for s in view.steps],
         "unfinished": [
@@ -56,7 +56,7 @@ def context(weir: Platform, view: RunView, app_names: dict[str, str]) -> dict[st
     }
 
 
-def state_dict(weir: Platform, state: RunState, now: int) -> dict[str, Any]:
+def state_dict(state: RunState, now: int) -> dict[str, Any]:
     """A run state for the template: its words and each field that is set, as text."""
     facts: list[tuple[str, str]] = []
     if state.step_id or state.step_name:
@@ -97,7 +97,7 @@ def state_dict(weir: Platform, state: RunState, now: int) -> dict[str, Any]:
             for s in state.slots
         ],
         "child": state.child_run_id,
-        "also": [state_dict(weir, a, now) for a in state.also],
+        "also": [state_dict(a, now) for a in state.also],
     }
 
 
