@@ -344,12 +344,6 @@ def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     return min(starts) if starts else None
 
 
-def attempts(rows: list[HistoryEntry], step_id: str) -> int:
-    """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
-    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and r.mentions(step_id)]
-    return max(tries) + 1 if tries else 1
-
-
 SCHEMA = make_executable_schema(
     load_schema_from_path(str(Path(__file__).with_name("gql_schema.graphql"))),
     query,

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.store import run_facts
-from weir.platform.store.run_facts import RunItem, RunLink
+from weir.platform.store.run_facts import CallFacts, RunItem, RunLink
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import HistoryEntry
 from weir.platform.vocabulary import HistoryKind, RunStateKind, RunStatus
@@ -112,7 +112,7 @@ class StateFacts:
     holders: dict[str, list[str]]  # concurrency key hash -> runs holding its live slots
     parked: dict[str, str]  # lane -> key hash it is parked on
     children: dict[str, RunLink]  # correlation id -> invoked run
-    names: dict[tuple[str, str], str]  # (run, step id) -> step name
+    calls: CallFacts  # step names, and the step a retried call runs again
 
 
 def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
@@ -122,7 +122,9 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
     items = run_facts.run_items(conn, ids)
     entries = run_facts.open_entries(conn, ids)
     hashes = {h for r in live for h, _, limit in _concurrency_keys(r) if limit > 0}
-    executing = [r for r in ids if any(i.leased and i.step_id != DISCOVERY for i in items[r])]
+    # Step names matter for a planned step's call and for a retried call (which reruns the
+    # step whose error the last call reported).
+    named = [r for r in ids if any(i.step_id != DISCOVERY or i.attempt > 0 for i in items[r])]
     correlations = [
         f"{e.run_id}.{e.step_id}"
         for rows in entries.values()
@@ -135,7 +137,7 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
         holders=run_facts.slot_holders(conn, hashes, now),
         parked=run_facts.parked_lanes(conn, {r.lane for r in live}),
         children=run_facts.runs_by_correlation(conn, correlations),
-        names=run_facts.step_names(conn, executing),
+        calls=run_facts.call_facts(conn, named),
     )
 
 
@@ -199,7 +201,8 @@ def _call_state(
     until = waiting.get("until_ms") if isinstance(waiting.get("until_ms"), int) else None
     if gate == RETRY and item.available_at > now:
         at = until if until is not None else item.available_at
-        words = f"backoff: attempt {_of(step)} starts at {clock(at)}"
+        named = f" of step {step['step_name'] or step['step_id']}" if step["step_id"] else ""
+        words = f"backoff: attempt {_of(step)}{named} starts at {clock(at)}"
         if waiting.get("error"):
             words += f" (the last attempt failed: {waiting['error']})"
         return RunState(
@@ -231,9 +234,9 @@ def _call_state(
 def _executing(run: Run, item: RunItem, facts: StateFacts, max_attempts: int | None) -> RunState:
     step = _step_fields(run, item, facts, max_attempts)
     what = (
-        "the function (its next step is found as it runs)"
-        if item.step_id == DISCOVERY
-        else f"step {step['step_name'] or item.step_id}"
+        f"step {step['step_name'] or step['step_id']}"
+        if step["step_id"]
+        else "the function (its next step is found as it runs)"
     )
     since = item.claimed_at
     words = f"executing {what}, attempt {_of(step)}"
@@ -245,10 +248,12 @@ def _executing(run: Run, item: RunItem, facts: StateFacts, max_attempts: int | N
 def _step_fields(
     run: Run, item: RunItem, facts: StateFacts, max_attempts: int | None
 ) -> dict[str, Any]:
-    planned = item.step_id != DISCOVERY
+    step: str | None = item.step_id
+    if step == DISCOVERY:  # a retry runs again the step whose error stopped the last call
+        step = facts.calls.failed_step.get(run.id) if item.attempt > 0 else None
     return {
-        "step_id": item.step_id if planned else None,
-        "step_name": facts.names.get((run.id, item.step_id), "") if planned else "",
+        "step_id": step,
+        "step_name": facts.calls.names.get((run.id, step), "") if step else "",
         "attempt": item.attempt + 1,
         "max_attempts": max_attempts,
     }

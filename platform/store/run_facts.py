@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, select
 from weir.platform.store.schema import history, lanes, queue, runs, slots
 from weir.platform.store.step_records import HistoryEntry, history_from_row
-from weir.platform.vocabulary import QueueKind, RunStatus
+from weir.platform.vocabulary import Opcode, QueueKind, RunStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +76,33 @@ def open_entries(conn: Connection, run_ids: Collection[str]) -> dict[str, list[H
     return found
 
 
-def step_names(conn: Connection, run_ids: Collection[str]) -> dict[tuple[str, str], str]:
-    """(run, step id) -> the name the SDK reported for it in any call's ops."""
-    names: dict[tuple[str, str], str] = {}
+@dataclass(frozen=True)
+class CallFacts:
+    """What the runs' calls reported: each step's name, and per run the step whose error its
+    latest failed call reported (the step a retry of the whole call runs again)."""
+
+    names: dict[tuple[str, str], str]  # (run, step id) -> name
+    failed_step: dict[str, str]  # run -> step id
+
+
+def call_facts(conn: Connection, run_ids: Collection[str]) -> CallFacts:
+    facts = CallFacts({}, {})
     if not run_ids:
-        return names
-    query = select(history.c.run_id, history.c.detail).where(
-        history.c.run_id.in_(list(run_ids)), history.c.kind == "call"
+        return facts
+    query = (
+        select(history.c.run_id, history.c.detail)
+        .where(history.c.run_id.in_(list(run_ids)), history.c.kind == "call")
+        .order_by(history.c.id)
     )
     for row in conn.execute(query):
         for op in json.loads(row.detail or "{}").get("ops") or []:
-            if isinstance(op, dict) and op.get("id") and op.get("name"):
-                names[(row.run_id, str(op["id"]))] = str(op["name"])
-    return names
+            if not isinstance(op, dict) or not op.get("id"):
+                continue
+            if op.get("name"):
+                facts.names[(row.run_id, str(op["id"]))] = str(op["name"])
+            if op.get("op") in (Opcode.STEP_ERROR, Opcode.STEP_FAILED):
+                facts.failed_step[row.run_id] = str(op["id"])
+    return facts
 
 
 def slot_holders(conn: Connection, key_hashes: Collection[str], now: int) -> dict[str, list[str]]:

@@ -120,6 +120,22 @@ def test_a_retry_in_backoff_says_when_in_clock_time_and_why(store: Store) -> Non
     )
 
 
+def test_a_retried_call_names_the_step_whose_error_it_retries(store: Store) -> None:
+    add_run(store, "r1")
+    error = {"op": "StepError", "id": "h1", "name": "charge", "error": {"message": "no"}}
+    history(store, "r1", HistoryKind.CALL, T0, ended_at=T0 + 1, detail={"ops": [error]})
+    enqueue(store, "r1", at=T0 + 500, attempt=1)
+    waiting = {"gate": "retry", "key": "step", "until_ms": T0 + 500, "words": "x", "error": "no"}
+    store.write(lambda c: run_records.set_waiting(c, "r1", waiting))
+    got = state(store, "r1", T0 + 2)
+    assert (got.kind, got.step_id, got.step_name) == (RunStateKind.BACKOFF, "h1", "charge")
+    assert got.words.startswith("backoff: attempt 2 of 3 of step charge starts at ")
+    store.write(lambda c: q.claim(c, T0 + 600, 5, LEASE))
+    got = state(store, "r1", T0 + 700)
+    assert got.kind == RunStateKind.EXECUTING
+    assert got.words.startswith("executing step charge, attempt 2 of 3, since ")
+
+
 def test_a_full_concurrency_key_names_its_text_slots_and_holders(store: Store) -> None:
     keys = {"concurrency0": {"key": "u4", "hash": KEY, "limit": 1}}
     for run_id in ("holder", "blocked"):
