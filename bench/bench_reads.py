@@ -132,11 +132,15 @@ def reads(run_ids: list[str], deep: tuple[int, str]) -> list[Read]:
         Read("runs list, status Failed", "/runs?status=FAILED"),
         Read("runs list, fn + Cancelled", f"/runs?function={FUNCTIONS[1]}&status=CANCELLED"),
         Read("runs list, deep page", f"/runs?before={deep[0]}.{deep[1]}"),
+        Read("runs list, 2 statuses", "/runs?status=FAILED&status=CANCELLED"),
+        Read("search: a run id", f"/runs?search={oldest}"),
+        Read("search: output text (miss)", "/runs?search=no-such-text"),
         Read("run page (UI), newest", f"/runs/{newest}"),
         Read("run page (UI), oldest", f"/runs/{oldest}"),
         Read("run (REST)", f"/v1/runs/{oldest}"),
         Read("functions page", "/functions"),
         Read("events list", "/events"),
+        Read("events, name prefix", "/events?name=bench-mail"),
     ]
 
 

@@ -38,6 +38,7 @@ class StepStatus(StrEnum):
     FAILED = "FAILED"
     TIMED_OUT = "TIMED_OUT"  # a wait for an event that never came
     WAITING = "WAITING"  # never stored: how the UI and GraphQL show an open span
+    CANCELLED = "CANCELLED"  # never stored: an entry still open when its run ended
 
 
 class HistoryKind(StrEnum):
@@ -82,6 +83,11 @@ class EventOutcome(StrEnum):
     BATCHED = "batched"
     SINGLETON_SKIPPED = "singleton_skipped"
     EXPRESSION_OVER_BUDGET = "expression_over_budget"
+    # Effects on runs that already exist (the event matched a wait or a cancel-on, or a later
+    # event took its place in a debounce window); `run_id` names the run.
+    RESUMED = "resumed"
+    CANCELLED_RUN = "cancelled_run"
+    SUPERSEDED = "superseded"
 
 
 # Users may not send events under this prefix: the names below are Weir's (as in Inngest).
@@ -119,3 +125,27 @@ WRAPPED_MEMO_OPS = (
     Opcode.INVOKE_FUNCTION,
     Opcode.AI_GATEWAY,
 )
+
+
+class RunStateKind(StrEnum):
+    """What an unfinished run is doing or waiting for (the read model `reads.run_state`):
+    the same word in the UI, `GET /v1/runs/{id}` (`state.kind`) and GraphQL."""
+
+    QUEUED = "queued"  # due (or scheduled) and waiting for a worker
+    EXECUTING = "executing"  # a call to the app is in flight
+    BACKOFF = "backoff"  # a failed attempt waits before the next one
+    CONCURRENCY = "concurrency"  # due, but a concurrency key it needs is full
+    THROTTLE = "throttle"  # its start waits for a throttle slot
+    GATE = "gate"  # another gate holds it; `gate` names it (new gates appear here)
+    SLEEPING = "sleeping"
+    WAITING_FOR_EVENT = "waiting_for_event"
+    INVOKING = "invoking"  # waiting for the run it invoked
+    ENDED = "ended"
+
+
+class EventEffect(StrEnum):
+    """What an event did to a run besides the outcomes admission records (`EventOutcome`):
+    the event page lists both."""
+
+    STARTED = "started"  # it triggered the run
+    BATCHED_INTO = "batched_into"  # it is one of a batch run's events

@@ -4,11 +4,11 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
+from weir.platform.api import run_reads
 from weir.platform.api.deps import platform
-from weir.platform.reads.runs import run_view
 from weir.platform.service import Platform
 from weir.platform.vocabulary import ENDED
-from weir.web import data, timeline
+from weir.web import data
 
 router = APIRouter(prefix="/ui/api", include_in_schema=False)
 
@@ -30,17 +30,17 @@ async def runs(
 @router.get("/runs/{run_id}")
 async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
     """Enough to tell whether the run page is stale: status and how much history it has."""
-    view = await weir.read(lambda c: run_view(c, run_id))
+    view = await run_reads.run_view(weir, run_id)
     if view is None:
         return JSONResponse({"error": f"no run with id {run_id!r}"}, 404)
-    now = weir.clock.now_ms()
     return {
         "id": run_id,
         "status": view.run.status,
         "ended": view.run.status in ENDED,
         # the run page reloads when this differs from the `progress` it was rendered with
         "progress": view.progress,
-        "reasons": timeline.waiting_reasons(view.run, view.history, now),
+        # the run state's words (reads/run_state.py), then those of its other open steps
+        "reasons": [s.words for s in (view.state, *view.state.also)] if not view.run.ended else [],
     }
 
 

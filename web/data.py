@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from weir.platform.api import run_reads
 from weir.platform.functions.describe import describe_function, describe_trigger
-from weir.platform.reads import bulk, catalog, events, runs
+from weir.platform.reads import bulk, catalog, events
 from weir.platform.reads.records import EventPage, RunPage
 from weir.platform.service import Platform
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
@@ -35,13 +36,17 @@ class RunFilter:
 async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[str, Any]:
     now = weir.clock.now_ms()
     page = _run_page(weir, wanted, now, limit)
-    listing, apps = await weir.read(lambda c: (runs.run_listing(c, page), catalog.apps(c)))
-    rows, names = listing.runs, listing.event_names
+    listing = await run_reads.run_listing(weir, page)
+    apps = await weir.read(catalog.apps)
+    rows, names, states = listing.runs, listing.event_names, listing.states
     app_names = {a.id: a.name for a in apps}
     last = rows[-1] if listing.full else None
     return {
         "runs": [
-            display.list_row(weir, r, display.trigger_of(r, names), now, app_names) for r in rows
+            display.list_row(
+                weir, r, display.trigger_of(r, names), now, app_names, states.get(r.id)
+            )
+            for r in rows
         ],
         "next": display.cursor(last.created_at, last.id) if last is not None else None,
         "now": now,
@@ -92,11 +97,6 @@ async def event_list(
         "events": [display.event_row(weir, e) for e in listing.events],
         "next": display.cursor(last.received_at, last.id) if last is not None else None,
     }
-
-
-async def one_event(weir: Platform, event_id: str) -> dict[str, Any] | None:
-    found = await weir.read(lambda c: events.event_summary(c, event_id))
-    return None if found is None else display.event_row(weir, found)
 
 
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:

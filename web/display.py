@@ -10,8 +10,9 @@ from typing import Any
 
 from weir.platform.reads.events import EventSummary
 from weir.platform.reads.records import EventRun, Outcome, Run
+from weir.platform.reads.run_state import RunState
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventOutcome, RunStatus
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventEffect, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
 RANGES = {"15m": 15 * 60_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000}
@@ -96,25 +97,26 @@ def span_rounded(ms: int) -> str:
     return f"{ms} ms"
 
 
-def why_waiting(run: Run) -> str:
-    """The runs list's "why waiting" cell: the run's stored reason, in its own words. One
-    place, so a richer read model of the run's state can replace it."""
-    if run.ended:
-        return ""
-    waiting = run.waiting
-    words = waiting.get("words") if isinstance(waiting, dict) else None
-    return str(words) if words else ""
+def why_waiting(state: RunState | None) -> str:
+    """The runs list's "why waiting" cell: the run state's words while it waits (the same
+    words the run page, REST and GraphQL give)."""
+    return state.words if state is not None and state.waiting else ""
 
 
 def list_row(
-    weir: Platform, run: Run, trigger: str, now: int, apps: dict[str, str]
+    weir: Platform,
+    run: Run,
+    trigger: str,
+    now: int,
+    apps: dict[str, str],
+    state: RunState | None = None,
 ) -> dict[str, Any]:
     """A run as the runs list shows it: the run page's fields, its app, why it waits, and
     relative times (the absolute ones stay for the hover)."""
     fn = weir.registry.by_id.get(run.function_id)
-    return run_row(weir, run, trigger, now) | {
+    return run_row(weir, run, trigger, now, state) | {
         "app": apps.get(fn.app_id, "") if fn is not None else "",
-        "why": why_waiting(run),
+        "why": why_waiting(state),
         "queued_ms": run.created_at,
         "queued_iso": iso(run.created_at),
         "queued_ago": ago(run.created_at, now),
@@ -124,11 +126,13 @@ def list_row(
     }
 
 
-def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
+def run_row(
+    weir: Platform, run: Run, trigger: str, now: int, state: RunState | None = None
+) -> dict[str, Any]:
+    """`state` (reads/run_state.py) gives the "why waiting" words, as the run page says them."""
     name, slug = function_label(weir, run.function_id)
     began = run.started_at
     finished = run.ended_at if run.ended_at is not None else (now if began else None)
-    waiting = run.waiting
     return {
         "id": run.id,
         "status": run.status,
@@ -139,7 +143,8 @@ def run_row(weir: Platform, run: Run, trigger: str, now: int) -> dict[str, Any]:
         "started_at": clock(began),
         "ended_at": clock(run.ended_at),
         "duration": span(finished - began) if began is not None and finished is not None else "",
-        "waiting": waiting.get("words") if isinstance(waiting, dict) else None,
+        "waiting": state.words if state is not None and state.waiting else None,
+        "state": state.kind if state is not None else None,
         "rerun_of": run.original_run_id,
     }
 
@@ -161,8 +166,33 @@ OUTCOME_WORDS = {
     EventOutcome.DEBOUNCED: "debounced (the run starts after the last event)",
     EventOutcome.BATCHED: "added to a batch",
     EventOutcome.SINGLETON_SKIPPED: "skipped: a singleton run is active",
+    EventOutcome.RESUMED: "resumed a run waiting for it",
+    EventOutcome.CANCELLED_RUN: "cancelled a run",
+    EventOutcome.SUPERSEDED: "superseded by a later event (debounce)",
     "throttled": "throttled",
 }
+
+
+# (label, tone) of each effect an event may have; tone picks the badge colour (app.css).
+EFFECT_LABELS: dict[str, tuple[str, str]] = {
+    EventEffect.STARTED: ("Started run", "running"),
+    EventEffect.BATCHED_INTO: ("Batched into run", "running"),
+    EventOutcome.RESUMED: ("Resumed a waiting run", "completed"),
+    EventOutcome.CANCELLED_RUN: ("Cancelled a run", "cancelled"),
+    EventOutcome.SUPERSEDED: ("Superseded (debounce)", "skipped"),
+    EventOutcome.DEBOUNCED: ("Debounced", "queued"),
+    EventOutcome.BATCHED: ("Waiting in a batch", "queued"),
+    EventOutcome.RATE_LIMITED: ("Skipped by the rate limit", "skipped"),
+    EventOutcome.IDEMPOTENT: ("Skipped by idempotency", "skipped"),
+    EventOutcome.DUPLICATE_EVENT_ID: ("Skipped: event id seen before", "skipped"),
+    EventOutcome.SINGLETON_SKIPPED: ("Skipped by singleton", "skipped"),
+    EventOutcome.EXPRESSION_OVER_BUDGET: ("Refused: expression over budget", "failed"),
+}
+
+
+def effect_label(kind: str) -> tuple[str, str]:
+    """A known effect's label, or a readable one made of a newer gate's own word."""
+    return EFFECT_LABELS.get(kind, (kind.replace("_", " ").capitalize(), "skipped"))
 
 
 def event_row(weir: Platform, summary: EventSummary) -> dict[str, Any]:
@@ -187,4 +217,12 @@ def _event_run(weir: Platform, run: EventRun) -> dict[str, Any]:
 def _outcome(weir: Platform, row: Outcome) -> dict[str, Any]:
     name, _ = function_label(weir, row.function_id)
     words = OUTCOME_WORDS.get(row.outcome, row.outcome.replace("_", " "))
-    return {"function": name, "words": words, "detail": row.detail, "run_id": row.run_id}
+    label, tone = effect_label(row.outcome)
+    return {
+        "function": name,
+        "words": words,
+        "detail": row.detail,
+        "run_id": row.run_id,
+        "label": label,
+        "tone": tone,
+    }

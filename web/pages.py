@@ -1,18 +1,15 @@
 """The HTML pages: runs, one run, events, one event, functions, apps."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from weir.platform.api import run_reads
 from weir.platform.api.deps import platform
-from weir.platform.reads import events, runs
-from weir.platform.reads.records import Step
-from weir.platform.reads.runs import RunView
+from weir.platform.reads import catalog, events
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.platform.vocabulary import WRAPPED_MEMO_OPS, RunStatus
-from weir.web import data, display, playground, timeline
+from weir.web import data, display, event_detail, playground, run_detail
 from weir.web.errors import NotFound
 from weir.web.login import protect_form
 from weir.web.render import page
@@ -54,53 +51,11 @@ async def runs_page(
 
 @router.get("/runs/{run_id}")
 async def run_page(request: Request, run_id: str, weir: Platform = Depends(platform)) -> Any:
-    view = await weir.read(lambda c: runs.run_view(c, run_id))
+    view = await run_reads.run_view(weir, run_id)
     if view is None:
         raise NotFound("Run not found", f"There is no run with id {run_id!r}.")
-    return page(request, "run.html", **_run_context(weir, view))
-
-
-def _run_context(weir: Platform, view: RunView) -> dict[str, Any]:
-    now = weir.clock.now_ms()
-    run = view.run
-    names = {s.step_id: s.name for s in view.steps}
-    trigger = display.trigger_of(run, {e.id: e.name for e in view.events})
-    return {
-        "run": display.run_row(weir, run, trigger, now),
-        "ended": run.ended,
-        "output": display.pretty_value(run.output) if run.ended else "",
-        "failed": run.status in (RunStatus.FAILED, RunStatus.CANCELLED),
-        "bars": timeline.waterfall(run, view.history, names, now),
-        "reasons": timeline.waiting_reasons(run, view.history, now),
-        "steps": [_step(s) for s in view.steps],
-        "progress": view.progress,
-        "events": [
-            {
-                "id": e.id,
-                "name": e.name,
-                "at": display.clock(e.received_at),
-                "payload": display.pretty_value(e.payload),
-            }
-            for e in view.events
-        ],
-        "warnings": list(run.warnings),
-        "can_rerun": bool(view.events) and run.function_id in weir.registry.by_id,
-    }
-
-
-def _step(step: Step) -> dict[str, Any]:
-    memo = step.memo
-    wrapped = isinstance(memo, dict) and step.op in WRAPPED_MEMO_OPS
-    error = memo.get("error") if wrapped else None
-    value = memo.get("data") if wrapped else memo
-    return {
-        "id": step.step_id,
-        "name": step.name or step.step_id,
-        "op": step.op,
-        "at": display.clock(step.at),
-        "error": json.dumps(error, indent=2) if error is not None else None,
-        "output": json.dumps(value, indent=2, ensure_ascii=False),
-    }
+    apps = {a.id: a.name for a in await weir.read(catalog.apps)}
+    return page(request, "run.html", **run_detail.context(weir, view, apps))
 
 
 @router.get("/events")
@@ -137,10 +92,10 @@ async def _replay_form(weir: Platform, event_id: str) -> dict[str, str] | None:
 
 @router.get("/events/{event_id}")
 async def event_page(request: Request, event_id: str, weir: Platform = Depends(platform)) -> Any:
-    event = await data.one_event(weir, event_id)
-    if event is None:
+    found = await weir.read(lambda c: events.event_effects(c, event_id))
+    if found is None:
         raise NotFound("Event not found", f"There is no event with id {event_id!r}.")
-    return page(request, "event.html", event=event)
+    return page(request, "event.html", **event_detail.context(weir, found))
 
 
 @router.get("/functions")

@@ -5,10 +5,10 @@ template only sets `left` and `width`; no layout happens in the browser.
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from weir.platform.reads.records import HistoryEntry, Run
-from weir.platform.vocabulary import HistoryKind, RunStatus, StepStatus
+from weir.platform.reads.runs import Attempt, RunView
+from weir.platform.vocabulary import HistoryKind, RunStateKind, StepStatus
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
@@ -26,24 +26,36 @@ class Bar:
     note: str = ""
 
 
-def waterfall(
-    run: Run, rows: list[HistoryEntry], step_names: dict[str, str], now: int
-) -> list[Bar]:
+def waterfall(view: RunView, now: int) -> list[Bar]:
+    run, rows = view.run, view.history
+    names = {st.step_id: st.name for st in view.steps}
+    for row in rows:
+        names.setdefault(row.step_id or "", row.name)
     t0 = run.created_at
-    t1 = max([run.ended_at or now, *(_end(r, now) for r in rows)])
-    place = _Placer(t0, max(t1 - t0, 1))
+    pending = view.state.until if view.state.kind == RunStateKind.BACKOFF else None
+    t1 = max([run.ended_at or now, pending or 0, *(_end(r, now) for r in rows)])
+    place = _Placer(t0, max(t1 - t0, 1), pending)
     bars = [_queued(run, place, now)]
-    for index, row in enumerate(rows):
-        bars.append(_bar(row, step_names, place, now))
-        backoff = _backoff(row, rows[index + 1 :], run, place)
-        if backoff is not None:
-            bars.append(backoff)
+    tries = _by_bucket(view)
+    for row in rows:
+        attempt = view.call_attempt.get(row.id)
+        bars.append(_bar(row, names, attempt, place, now))
+        if attempt is not None:
+            backoff = _backoff(row, attempt, tries, place)
+            if backoff is not None:
+                bars.append(backoff)
     return bars
 
 
+def _by_bucket(view: RunView) -> dict[int, list[Attempt]]:
+    """History id -> the attempts of the same step (or of the function itself)."""
+    return {a.entry.id: tries for tries in view.attempts.values() for a in tries}
+
+
 class _Placer:
-    def __init__(self, t0: int, total: int) -> None:
+    def __init__(self, t0: int, total: int, pending_until: int | None) -> None:
         self.t0, self.total = t0, total
+        self.pending_until = pending_until  # a backoff in progress ends then
 
     def __call__(self, start: int, end: int) -> tuple[float, float]:
         left = 100 * (start - self.t0) / self.total
@@ -64,10 +76,12 @@ def _queued(run: Run, place: _Placer, now: int) -> Bar:
     )
 
 
-def _bar(row: HistoryEntry, names: dict[str, str], place: _Placer, now: int) -> Bar:
+def _bar(
+    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None, place: _Placer, now: int
+) -> Bar:
     end = _end(row, now)
     left, width = place(row.started_at, end)
-    label, note = _describe(row, names)
+    label, note = _describe(row, names, attempt)
     status = (
         row.status
         if row.ended_at is not None or row.kind == HistoryKind.CALL
@@ -77,11 +91,11 @@ def _bar(row: HistoryEntry, names: dict[str, str], place: _Placer, now: int) -> 
     return Bar(label, row.kind, status, clock(row.started_at), took, left, width, note)
 
 
-def _describe(row: HistoryEntry, names: dict[str, str]) -> tuple[str, str]:
+def _describe(row: HistoryEntry, names: dict[str, str], attempt: Attempt | None) -> tuple[str, str]:
     name = row.name or names.get(row.step_id or "", "") or (row.step_id or "")
     detail = row.detail
     if row.kind == HistoryKind.CALL:
-        return _call_label(row, names)
+        return _call_label(row, names, attempt)
     if row.kind == HistoryKind.SLEEP:
         return f"Sleep · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.WAIT:
@@ -91,33 +105,47 @@ def _describe(row: HistoryEntry, names: dict[str, str]) -> tuple[str, str]:
     return f"{row.kind} · {name}", ""
 
 
-def _call_label(row: HistoryEntry, names: dict[str, str]) -> tuple[str, str]:
+def _call_label(
+    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None
+) -> tuple[str, str]:
     detail = row.detail
-    reported = ", ".join(f"{o.op} {o.name or o.id}" for o in detail.ops)
-    target = names.get(row.step_id or "", "") if row.step_id != "step" else ""
-    label = f"Call{' · ' + target if target else ''} · attempt {row.attempt + 1}"
-    if detail.error is not None:
-        error = detail.error
+    reported = ", ".join(f"{o.op} {o.name or names.get(o.id) or o.id}" for o in detail.ops)
+    step = _attempt_step(row, attempt)
+    target = names.get(step, "") or step
+    number = attempt.number if attempt is not None else row.attempt + 1
+    error = attempt.error if attempt is not None else detail.error
+    # A first call that ran no step of its own has no attempt to count.
+    counted = bool(target) or number > 1 or error is not None
+    label = f"Call{' · ' + target if target else ''}" + (f" · attempt {number}" if counted else "")
+    if error is not None:
         return label, f"error: {error.get('name', 'Error')}: {error.get('message', '')}"
     if detail.returned:
         return label, "function returned"
     return label, reported
 
 
-def _backoff(row: HistoryEntry, later: list[HistoryEntry], run: Run, place: _Placer) -> Bar | None:
+def _attempt_step(row: HistoryEntry, attempt: Attempt | None) -> str:
+    """The step the call ran ("" when it ran none of its own)."""
+    if row.step_id and row.step_id != "step":
+        return row.step_id
+    ran = [o.id for o in row.detail.ops if o.op in ("StepRun", "Step", "StepError", "StepFailed")]
+    return ran[0] if ran and attempt is not None else ""
+
+
+def _backoff(
+    row: HistoryEntry, attempt: Attempt, tries: dict[int, list[Attempt]], place: _Placer
+) -> Bar | None:
     """The pause between a failed attempt and the next one (or the one still to come)."""
-    if row.kind != HistoryKind.CALL or row.status != StepStatus.FAILED or row.ended_at is None:
+    if row.ended_at is None or (attempt.error is None and row.status != StepStatus.FAILED):
         return None
-    nxt = next((r for r in later if r.kind == HistoryKind.CALL and r.step_id == row.step_id), None)
-    if nxt is not None and nxt.attempt == row.attempt + 1:
-        return _backoff_bar(
-            row.ended_at, nxt.started_at, row.attempt + 2, place, StepStatus.COMPLETED
-        )
-    waiting = run.waiting or {}
-    if nxt is None and waiting.get("gate") == "retry" and waiting.get("until_ms"):
-        return _backoff_bar(
-            row.ended_at, int(waiting["until_ms"]), row.attempt + 2, place, StepStatus.WAITING
-        )
+    same = tries.get(row.id, [])
+    later = [a for a in same if a.number == attempt.number + 1]
+    if later:
+        nxt = later[0].entry.started_at
+        return _backoff_bar(row.ended_at, nxt, attempt.number + 1, place, StepStatus.COMPLETED)
+    if same and same[-1] is attempt and place.pending_until is not None:
+        until = place.pending_until
+        return _backoff_bar(row.ended_at, until, attempt.number + 1, place, StepStatus.WAITING)
     return None
 
 
@@ -125,42 +153,3 @@ def _backoff_bar(start: int, end: int, attempt: int, place: _Placer, status: str
     left, width = place(start, max(end, start))
     label = f"Retry backoff before attempt {attempt}"
     return Bar(label, "backoff", status, clock(start), span(max(end - start, 0)), left, width)
-
-
-def waiting_reasons(run: Run, rows: list[HistoryEntry], now: int) -> list[str]:
-    """Why the run is not moving, most specific first; empty for a moving or ended run."""
-    if run.ended:
-        return []
-    reasons: list[str] = []
-    waiting = run.waiting
-    if isinstance(waiting, dict) and waiting.get("words"):
-        reasons.append(str(waiting["words"]) + _left(waiting.get("until_ms"), now))
-    for row in rows:
-        if row.ended_at is None and row.kind in (
-            HistoryKind.SLEEP,
-            HistoryKind.WAIT,
-            HistoryKind.INVOKE,
-        ):
-            reasons.append(_open_words(row, now))
-    if not reasons and run.status == RunStatus.QUEUED:
-        reasons.append("queued: waiting for a worker to pick it up")
-    return reasons
-
-
-def _open_words(row: HistoryEntry, now: int) -> str:
-    name = row.name or row.step_id
-    detail = row.detail
-    if row.kind == HistoryKind.SLEEP:
-        return f"sleeping until {clock(detail.until)} (step {name}){_left(detail.until, now)}"
-    if row.kind == HistoryKind.WAIT:
-        condition = f" where {detail.expression}" if detail.expression else ""
-        until = clock(detail.until)
-        text = f"waiting for event {detail.event}{condition} until {until} (step {name})"
-        return text + _left(detail.until, now)
-    return f"waiting for the invoked function {detail.function} (step {name})"
-
-
-def _left(until: Any, now: int) -> str:
-    if not isinstance(until, int) or until <= now:
-        return ""
-    return f" — {span(until - now)} from now"

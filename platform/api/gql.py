@@ -23,6 +23,7 @@ from ariadne import (
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLResolveInfo
+from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
@@ -54,6 +55,8 @@ STEP_OPS: dict[str, str] = {
     Opcode.WAIT_FOR_EVENT: "WAIT_FOR_EVENT",
     Opcode.INVOKE_FUNCTION: "INVOKE",
 }
+# RunTraceSpanStatus has no TIMED_OUT: a wait that timed out completed (with null).
+SPAN_STATUS: dict[str, str] = {StepStatus.TIMED_OUT: StepStatus.COMPLETED}
 OPEN_KINDS = {
     HistoryKind.SLEEP: "SLEEP",
     HistoryKind.WAIT: "WAIT_FOR_EVENT",
@@ -158,10 +161,10 @@ async def resolve_event(_: Any, info: Info, query: dict[str, Any]) -> Any:
 @query.field("run")
 async def resolve_run(_: Any, info: Info, runID: str) -> Any:
     weir = _weir(info)
-    view = await weir.read(lambda c: runs.run_view(c, runID))
+    view = await run_reads.run_view(weir, runID)
     if view is None:
         return None
-    return _run_json(weir, view.run) | {"_view": view}
+    return _run_json(weir, view.run) | {"_view": view, "state": view.state.to_json()}
 
 
 @function_run.field("trace")
@@ -172,7 +175,7 @@ async def resolve_trace(parent: dict[str, Any], info: Info, **_: Any) -> Any:
 @query.field("runTrace")
 async def resolve_run_trace(_: Any, info: Info, runID: str) -> Any:
     weir = _weir(info)
-    view = await weir.read(lambda c: runs.run_view(c, runID))
+    view = await run_reads.run_view(weir, runID)
     if view is None:
         raise GraphQLError(f"no run with id {runID!r}")
     return root_span(view, weir)
@@ -180,7 +183,7 @@ async def resolve_run_trace(_: Any, info: Info, runID: str) -> Any:
 
 @query.field("runTrigger")
 async def resolve_run_trigger(_: Any, info: Info, runID: str) -> Any:
-    view = await _weir(info).read(lambda c: runs.run_view(c, runID))
+    view = await run_reads.run_view(_weir(info), runID)
     if view is None:
         raise GraphQLError(f"no run with id {runID!r}")
     first = view.events[0] if view.events else None
@@ -200,10 +203,10 @@ async def resolve_output(_: Any, info: Info, outputID: str) -> Any:
     run_id, step_id = parse_output_id(outputID)
     weir = _weir(info)
     if not step_id:
-        view = await weir.read(lambda c: runs.run_view(c, run_id))
-        if view is None:
+        run = await weir.read(lambda c: runs.run(c, run_id))
+        if run is None:
             raise GraphQLError(f"unknown output id {outputID!r}")
-        return run_output(view.run)
+        return run_output(run)
     step = await weir.read(lambda c: runs.step(c, run_id, step_id))
     if step is None:
         raise GraphQLError(f"unknown output id {outputID!r}")
@@ -279,12 +282,11 @@ def step_spans(view: RunView) -> list[dict[str, Any]]:
 
 
 def _step_span(view: RunView, step: Step, started: int) -> dict[str, Any]:
-    memo = step.memo
-    failed = isinstance(memo, dict) and "error" in memo and step.op in WRAPPED_MEMO_OPS
+    status = view.step_status.get(step.step_id, StepStatus.COMPLETED)
     return _span(
         span_id=step.step_id,
         name=step.name or step.step_id,
-        status=StepStatus.FAILED if failed else StepStatus.COMPLETED,
+        status=SPAN_STATUS.get(status, status),
         times=(started, started, step.at),
         output=output_id(view.run.id, step.step_id),
         children=[],
@@ -292,7 +294,7 @@ def _step_span(view: RunView, step: Step, started: int) -> dict[str, Any]:
     ) | {
         "stepID": step.step_id,
         "stepOp": STEP_OPS.get(step.op),
-        "attempts": attempts(view.history, step.step_id),
+        "attempts": len(view.attempts.get(step.step_id, [])) or 1,
     }
 
 
@@ -340,12 +342,6 @@ def _span(
 def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     starts = [r.started_at for r in rows if r.step_id == step_id]
     return min(starts) if starts else None
-
-
-def attempts(rows: list[HistoryEntry], step_id: str) -> int:
-    """Calls that ran this step: the ones addressed to it, or that reported an op for it."""
-    tries = [r.attempt for r in rows if r.kind == HistoryKind.CALL and r.mentions(step_id)]
-    return max(tries) + 1 if tries else 1
 
 
 SCHEMA = make_executable_schema(

@@ -5,14 +5,17 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
+from weir.platform.reads.run_state import RunState
+from weir.platform.reads.runs import RunLinks
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import RunStatus, StepStatus
 
 router = APIRouter(prefix="/v1")
 V1_STATUS = {
@@ -44,18 +47,20 @@ async def get_event(event_id: str, weir: Platform = Depends(platform)) -> JSONRe
 
 @router.get("/events/{event_id}/runs", responses=docs.errors(401))
 async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    rows = await weir.read(lambda c: events.event_runs(c, event_id))
-    return _ok(weir, [run_json(weir, row) for row in rows])
+    now, most = weir.clock.now_ms(), runs.max_attempts_of(weir.registry.by_id)
+    rows, states = await weir.read(lambda c: events.event_runs_with_states(c, event_id, now, most))
+    return _ok(weir, [run_json(weir, row, states[row.id]) for row in rows])
 
 
 @router.get("/runs/{run_id}", responses=docs.errors(401, 404))
 async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    view = await weir.read(lambda c: runs.run_view(c, run_id))
+    view = await run_reads.run_view(weir, run_id)
     if view is None:
         return _missing("run", run_id)
-    data = run_json(weir, view.run) | {
-        "steps": [step_json(s) for s in view.steps],
+    data = run_json(weir, view.run, view.state) | {
+        "steps": [step_json(s, view.step_status.get(s.step_id)) for s in view.steps],
         "history": [history_json(h) for h in view.history],
+        "links": links_json(view.links),
     }
     return _ok(weir, data)
 
@@ -150,7 +155,9 @@ def outcome_json(weir: Platform, row: Outcome) -> dict[str, Any]:
     }
 
 
-def run_json(weir: Platform, run: Run) -> dict[str, Any]:
+def run_json(weir: Platform, run: Run, state: RunState) -> dict[str, Any]:
+    """A run; `state` says what it does or waits for, and `waiting` repeats it while it waits
+    (null while a call executes and once it ended)."""
     fn = weir.registry.by_id.get(run.function_id)
     return {
         "run_id": run.id,
@@ -165,16 +172,18 @@ def run_json(weir: Platform, run: Run) -> dict[str, Any]:
         "batch_id": run.batch_id,
         "cron": run.cron,
         "original_run_id": run.original_run_id,
-        "waiting": run.waiting,
+        "state": state.to_json(),
+        "waiting": state.to_json() if state.waiting else None,
         "warnings": list(run.warnings),
     }
 
 
-def step_json(row: Step) -> dict[str, Any]:
+def step_json(row: Step, status: StepStatus | None) -> dict[str, Any]:
     return {
         "id": row.step_id,
         "name": row.name,
         "op": row.op,
+        "status": status,
         "seq": row.seq,
         "result": row.memo,
         "at": row.at,
@@ -191,4 +200,15 @@ def history_json(row: HistoryEntry) -> dict[str, Any]:
         "started_at": row.started_at,
         "ended_at": row.ended_at,
         "detail": row.detail.data,
+    }
+
+
+def links_json(links: RunLinks) -> dict[str, Any]:
+    """The runs a run is tied to, by id: invoking parent, invoked children, rerun chain."""
+    return {
+        "parent_run_id": links.parent.id if links.parent else None,
+        "parent_step_id": links.parent_step if links.parent else None,
+        "children": {step: child.id for step, child in links.children.items()},
+        "original_run_id": links.original.id if links.original else None,
+        "reruns": [r.id for r in links.reruns],
     }

@@ -1,12 +1,16 @@
 """Events: one event with its runs and outcomes, and a page of events as the list shows them."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
-from weir.platform.store import event_records, queries, run_records
+from weir.platform.reads.run_state import RunState, run_states
+from weir.platform.store import event_records, queries, run_facts, run_records
 from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun
+from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import EventEffect, EventOutcome
 
 
 def event(conn: Connection, event_id: str) -> StoredEvent | None:
@@ -16,6 +20,14 @@ def event(conn: Connection, event_id: str) -> StoredEvent | None:
 def event_runs(conn: Connection, event_id: str) -> list[Run]:
     """The runs an event is part of (started, or batched into), by run id."""
     return run_records.runs_for_event(conn, event_id)
+
+
+def event_runs_with_states(
+    conn: Connection, event_id: str, now: int, max_attempts: Mapping[str, int]
+) -> tuple[list[Run], dict[str, RunState]]:
+    """The event's runs and each one's state (one read)."""
+    found = run_records.runs_for_event(conn, event_id)
+    return found, run_states(conn, found, now, max_attempts)
 
 
 @dataclass(frozen=True)
@@ -68,3 +80,57 @@ def _summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
     ids = [r.id for r in rows]
     runs, outcomes = queries.runs_of_events(conn, ids), queries.outcomes_of_events(conn, ids)
     return [EventSummary(r, runs[r.id], outcomes[r.id]) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One thing an event did for one function: started or joined a run, resumed or
+    cancelled one, or was skipped, merged or superseded by a rule (`words` says which)."""
+
+    kind: EventEffect | EventOutcome | str  # str: an outcome word of a newer gate
+    function_id: str
+    run: RunLink | None
+    words: str
+    at: int
+
+
+@dataclass(frozen=True)
+class EventEffects:
+    """An event and every effect it had, in the order they happened: the event page."""
+
+    event: StoredEvent
+    effects: list[Effect]
+
+
+def event_effects(conn: Connection, event_id: str) -> EventEffects | None:
+    found = event_records.get_event(conn, event_id)
+    if found is None:
+        return None
+    joined = run_records.runs_for_event(conn, event_id)
+    outcomes = event_records.outcomes_for_event(conn, event_id)
+    linked = run_facts.run_links(conn, [o.run_id for o in outcomes if o.run_id])
+    effects = [_run_effect(event_id, r) for r in joined]
+    batched = {r.function_id for r in joined if r.batch_id is not None}
+    for o in outcomes:
+        if o.outcome == EventOutcome.BATCHED and o.function_id in batched:
+            continue  # its batch run is listed already
+        kind: EventEffect | EventOutcome | str = (
+            EventOutcome(o.outcome) if o.outcome in _OUTCOMES else o.outcome
+        )
+        link = linked.get(o.run_id) if o.run_id else None
+        effects.append(Effect(kind, o.function_id, link, o.detail, o.at))
+    effects.sort(key=lambda e: e.at)
+    return EventEffects(found, effects)
+
+
+_OUTCOMES = {str(o) for o in EventOutcome}
+
+
+def _run_effect(event_id: str, run: Run) -> Effect:
+    link = RunLink(run.id, run.function_id, run.status)
+    if run.batch_id is None and run.trigger_id == event_id:
+        words = f"a rerun of run {run.original_run_id}" if run.original_run_id else ""
+        return Effect(EventEffect.STARTED, run.function_id, link, words, run.created_at)
+    others = len(run.event_ids) - 1
+    words = f"one of {others + 1} events of batch {run.batch_id or ''}".rstrip()
+    return Effect(EventEffect.BATCHED_INTO, run.function_id, link, words, run.created_at)

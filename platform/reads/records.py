@@ -3,6 +3,7 @@
 from weir.platform.store.catalog import App
 from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
+from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run
 from weir.platform.store.stats import StoreStats
 from weir.platform.store.step_records import HistoryEntry, Step
@@ -14,6 +15,7 @@ __all__ = [
     "HistoryEntry",
     "Outcome",
     "Run",
+    "RunLink",
     "RunPage",
     "SlotUse",
     "Step",

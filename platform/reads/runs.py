@@ -1,43 +1,175 @@
 """Runs: one run with everything its page shows, a page of runs, what the SDK's run-state API
 answers."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.store import event_records, queries, run_records, step_records
+from weir.platform.reads.run_state import RunState, run_state, run_states
+from weir.platform.registry import Function
+from weir.platform.store import event_records, queries, run_facts, run_records, step_records
 from weir.platform.store.event_records import StoredEvent
 from weir.platform.store.queries import RunPage
+from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import HistoryEntry, Step
+from weir.platform.store.step_records import CallOp, HistoryEntry, Step
+from weir.platform.vocabulary import WRAPPED_MEMO_OPS, HistoryKind, Opcode, StepStatus
+
+DISCOVERY = "step"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One call that ran a step (or the function itself), numbered per step from 1."""
+
+    number: int
+    entry: HistoryEntry
+    error: dict[str, Any] | None  # the attempt's error object, stack included when sent
+
+
+@dataclass(frozen=True)
+class RunLinks:
+    """The runs this one is tied to: the parent that invoked it, the children it invoked
+    (by step id), the run it reruns, and its reruns."""
+
+    parent: RunLink | None = None
+    parent_step: str | None = None
+    children: dict[str, RunLink] = field(default_factory=dict)
+    original: RunLink | None = None
+    reruns: list[RunLink] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class RunView:
-    """A run with its memoized steps, its history and its events (trigger first): what the
-    run page, `GET /v1/runs/{id}` and GraphQL `run` show."""
+    """A run with its memoized steps (named), its history (entries still open when the run
+    ended shown as cancelled at its end), its events (trigger first), its state, every
+    attempt of each step and the runs it is linked to: what the run page,
+    `GET /v1/runs/{id}` and GraphQL `run` show."""
 
     run: Run
     steps: list[Step]
     history: list[HistoryEntry]
     events: list[StoredEvent]
+    state: RunState
+    step_status: dict[str, StepStatus] = field(default_factory=dict)
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # step id ("" = function)
+    call_attempt: dict[int, Attempt] = field(default_factory=dict)  # history id -> attempt
+    links: RunLinks = field(default_factory=RunLinks)
 
     @property
     def progress(self) -> str:
         """Changes whenever the run page would show something new."""
-        return f"{self.run.status}/{len(self.history)}/{len(self.steps)}"
+        return f"{self.run.status}/{len(self.history)}/{len(self.steps)}/{self.state.kind}"
 
 
-def run_view(conn: Connection, run_id: str) -> RunView | None:
+def run_view(
+    conn: Connection, run_id: str, now: int, max_attempts: Mapping[str, int]
+) -> RunView | None:
     run = run_records.get_run(conn, run_id)
     if run is None:
         return None
+    rows = _closed_at_end(run, step_records.list_history(conn, run_id))
+    names = {r.step_id: r.name for r in rows if r.step_id and r.name}
+    for r in rows:
+        for op in r.detail.ops:
+            if op.name:
+                names.setdefault(op.id, op.name)
+    steps = [
+        s if s.name else replace(s, name=names.get(s.step_id, ""))
+        for s in step_records.list_steps(conn, run_id)
+    ]
+    attempts = _attempts(rows)
     return RunView(
         run,
-        step_records.list_steps(conn, run_id),
-        step_records.list_history(conn, run_id),
+        steps,
+        rows,
         queries.events_by_ids(conn, run.event_ids),
+        run_state(conn, run, now, max_attempts),
+        {s.step_id: _step_status(s, rows) for s in steps},
+        attempts,
+        {a.entry.id: a for tries in attempts.values() for a in tries},
+        _links(conn, run, rows),
     )
+
+
+def _closed_at_end(run: Run, rows: list[HistoryEntry]) -> list[HistoryEntry]:
+    """A sleep, wait or invoke still open when its run ended ended with it (cancelled)."""
+    if run.ended_at is None:
+        return rows
+    return [
+        replace(r, ended_at=max(run.ended_at, r.started_at), status=StepStatus.CANCELLED)
+        if r.ended_at is None
+        else r
+        for r in rows
+    ]
+
+
+def _step_status(step: Step, rows: list[HistoryEntry]) -> StepStatus:
+    """How the step ended: a wait that timed out, an invoke or a step that failed."""
+    for r in reversed(rows):
+        if r.step_id == step.step_id and r.kind in _OPEN_KINDS and r.ended_at is not None:
+            return r.status
+    memo = step.memo
+    if step.op in WRAPPED_MEMO_OPS and isinstance(memo, dict) and "error" in memo:
+        return StepStatus.FAILED
+    if step.op == Opcode.WAIT_FOR_EVENT and memo is None:
+        return StepStatus.TIMED_OUT
+    return StepStatus.COMPLETED
+
+
+_OPEN_KINDS = (HistoryKind.SLEEP, HistoryKind.WAIT, HistoryKind.INVOKE)
+_RAN = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_ERROR, Opcode.STEP_FAILED)
+
+
+def _attempts(rows: list[HistoryEntry]) -> dict[str, list[Attempt]]:
+    """Each call that ran a step, numbered per step in the order made: a call addressed to
+    the step, or a call that ran it inline (its answer reported the step's result or error).
+    A call that ran no step (it returned, or only found steps, or failed) counts for the
+    function itself, under ""."""
+    found: dict[str, list[Attempt]] = {}
+    for row in rows:
+        if row.kind != HistoryKind.CALL:
+            continue
+        ran = [o for o in row.detail.ops if o.op in _RAN]
+        if row.step_id and row.step_id != DISCOVERY:
+            step, error = row.step_id, _op_error(ran, row.step_id) or row.detail.error
+        elif ran:
+            step, error = ran[0].id, ran[0].error
+        else:  # the function's own call: numbered as the queue retried it
+            tries = found.setdefault("", [])
+            tries.append(Attempt(row.attempt + 1, row, row.detail.error))
+            continue
+        tries = found.setdefault(step, [])
+        tries.append(Attempt(len(tries) + 1, row, error))
+    return found
+
+
+def _op_error(ops: list[CallOp], step_id: str) -> dict[str, Any] | None:
+    return next((o.error for o in ops if o.id == step_id and o.error), None)
+
+
+def _links(conn: Connection, run: Run, rows: list[HistoryEntry]) -> RunLinks:
+    invoked = {
+        f"{run.id}.{r.step_id}": r.step_id
+        for r in rows
+        if r.kind == HistoryKind.INVOKE and r.step_id
+    }
+    children = run_facts.runs_by_correlation(conn, list(invoked))
+    parent_id, _, parent_step = (run.correlation_id or "").partition(".")
+    others = run_facts.run_links(conn, [i for i in (parent_id, run.original_run_id) if i])
+    return RunLinks(
+        parent=others.get(parent_id),
+        parent_step=parent_step or None,
+        children={invoked[c]: link for c, link in children.items()},
+        original=others.get(run.original_run_id or ""),
+        reruns=run_facts.reruns_of(conn, run.id),
+    )
+
+
+def max_attempts_of(functions: Mapping[str, Function]) -> dict[str, int]:
+    """Function id -> its attempts (the first and its retries), for the run state."""
+    return {fn_id: fn.config.retries + 1 for fn_id, fn in functions.items()}
 
 
 def run(conn: Connection, run_id: str) -> Run | None:
@@ -55,12 +187,20 @@ class RunListing:
     runs: list[Run]
     event_names: dict[str, str]  # trigger event id -> name
     full: bool  # the page is full: there may be older runs
+    states: dict[str, RunState] = field(default_factory=dict)  # run id -> state (if asked)
 
 
-def run_listing(conn: Connection, page: RunPage) -> RunListing:
+def run_listing(
+    conn: Connection,
+    page: RunPage,
+    now: int | None = None,
+    max_attempts: Mapping[str, int] | None = None,
+) -> RunListing:
+    """A page of runs; with `now`, each run's state too (a fixed few queries for the page)."""
     rows = queries.list_runs(conn, page)
     events = queries.events_by_ids(conn, [r.trigger_id for r in rows if r.trigger_id is not None])
-    return RunListing(rows, {e.id: e.name for e in events}, len(rows) == page.limit)
+    states = run_states(conn, rows, now, max_attempts or {}) if now is not None else {}
+    return RunListing(rows, {e.id: e.name for e in events}, len(rows) == page.limit, states)
 
 
 def run_event_payloads(conn: Connection, run_id: str) -> list[dict[str, Any]] | None:

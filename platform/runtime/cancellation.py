@@ -7,10 +7,10 @@ from weir.platform.ids import id_time_ms
 from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import cancel_run, first_event
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import run_records, wait_records
+from weir.platform.store import event_records, run_records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait, Wait
-from weir.platform.vocabulary import WaitKind
+from weir.platform.vocabulary import EventOutcome, WaitKind
 
 
 def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_at: int) -> None:
@@ -32,8 +32,14 @@ def try_cancel(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> No
     run = run_records.get_run(tx.conn, wait.run_id)
     if run is None or not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
         return
-    if expression_holds(wait.expression, {"event": first_event(tx, run.id), "async": payload}):
-        cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})")
+    activation = {"event": first_event(tx, run.id), "async": payload}
+    if not expression_holds(wait.expression, activation):
+        return
+    if cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})"):
+        effect, words = EventOutcome.CANCELLED_RUN, "cancelled the run (cancel-on)"
+        event_records.record_outcome(
+            tx.conn, event_id, run.function_id, effect, run.id, words, tx.now
+        )
 
 
 def _window(wait: Wait, run: Run) -> cancel_on.CancelWindow:

@@ -10,11 +10,11 @@ from typing import Any
 
 from weir.platform.runtime import events, flow
 from weir.platform.runtime.invoke import resolve_parent
-from weir.platform.runtime.runs import NO_FOLLOW_UP
+from weir.platform.runtime.runs import NO_FOLLOW_UP, note_effect
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import event_records
 from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import RunStatus, SystemEvent
+from weir.platform.vocabulary import EventOutcome, RunStatus, SystemEvent
 
 
 def settle(tx: Tx) -> None:
@@ -32,16 +32,20 @@ def after_finish(
     error: dict[str, Any] | None,
     http_status: int = 0,
 ) -> None:
+    parent = None
     if run.correlation_id:
         memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
-        resolve_parent(tx, run.correlation_id, memo)
+        parent = resolve_parent(tx, run.correlation_id, memo)
     flow.after_finish(tx, run)
     trigger_events = event_records.load_event_payloads(tx.conn, list(run.event_ids))
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
     if status == RunStatus.FAILED:
         error = standard_error(error or {}, http_status)
-    _emit_finished(tx, run, status, output, error, trigger_events)
+    finished = _emit_finished(tx, run, status, output, error, trigger_events)
+    if parent is not None:  # the finished event is what the invoking parent waited for
+        words = f"handed run {run.id}'s result to the run that invoked it"
+        note_effect(tx, finished, parent, EventOutcome.RESUMED, words)
 
 
 def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:
@@ -67,7 +71,8 @@ def _emit_finished(
     output: Any,
     error: dict[str, Any] | None,
     trigger_events: list[dict[str, Any]],
-) -> None:
+) -> str:
+    """Emit the finished event (and the failed or cancelled one); the finished event's id."""
     fn = tx.registry.by_id.get(run.function_id)
     data: dict[str, Any] = {
         "function_id": fn.slug if fn else run.function_id,
@@ -82,10 +87,11 @@ def _emit_finished(
         data["result"] = output
     else:
         data["error"] = error
-    events.emit(tx, SystemEvent.FUNCTION_FINISHED, data)
+    finished = events.emit(tx, SystemEvent.FUNCTION_FINISHED, data)
     follow = {
         RunStatus.FAILED: SystemEvent.FUNCTION_FAILED,
         RunStatus.CANCELLED: SystemEvent.FUNCTION_CANCELLED,
     }.get(RunStatus(status))
     if follow:
         events.emit(tx, follow, data, user_id=run.id)  # id = run id: one on_failure run per run
+    return finished

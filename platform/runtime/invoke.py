@@ -82,10 +82,11 @@ def _dedupe(correlation: str) -> str:
     return f"invoke:{correlation}"
 
 
-def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
+def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> str | None:
+    """Hand the invoked run's result to its parent; the parent's run id if it was waiting."""
     wait = wait_records.wait_by_correlation(tx.conn, correlation)
     if wait is None or not wait_records.delete_wait(tx.conn, wait.id):
-        return
+        return None
     q.remove_by_dedupe(tx.conn, _dedupe(correlation))
     step_records.close_history(
         tx.conn,
@@ -96,6 +97,7 @@ def resolve_parent(tx: Tx, correlation: str, memo: dict[str, Any]) -> None:
         tx.now,
     )
     resolve_step(tx, wait.run_id, wait.step, memo, op=Opcode.INVOKE_FUNCTION)
+    return wait.run_id
 
 
 def fail_invoke(tx: Tx, payload: dict[str, Any], message: str) -> None:

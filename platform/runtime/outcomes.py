@@ -1,6 +1,7 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.executor.request import attempts_allowed
@@ -105,10 +106,19 @@ def _call_summary(outcome: Outcome) -> tuple[StepStatus, dict[str, Any]]:
     if isinstance(outcome, Completed):
         return StepStatus.COMPLETED, {"result": "completed"}
     if isinstance(outcome, Ops):
-        ops = [{"op": o.op, "id": o.id, "name": o.display_name} for o in outcome.ops]
+        ops = [_op_summary(o) for o in outcome.ops]
         errored = any(o.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) for o in outcome.ops)
         return (StepStatus.FAILED if errored else StepStatus.COMPLETED), {"ops": ops}
     return StepStatus.FAILED, {"error": outcome.error, "status": outcome.status}
+
+
+def _op_summary(op: Op) -> dict[str, Any]:
+    """An op as the timeline keeps it; a failed step's error too, so every attempt's error
+    (and stack) stays visible after the retry that follows replaces it."""
+    summary: dict[str, Any] = {"op": op.op, "id": op.id, "name": op.display_name}
+    if op.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) and op.error:
+        summary["error"] = op.error
+    return summary
 
 
 def _retry_or_fail(
@@ -138,7 +148,8 @@ def _next_attempt(tx: Tx, attempt: int, retry_after_ms: int | None) -> int:
 
 
 def _note_retry(tx: Tx, run_id: str, item: q.Claimed, at: int, error: dict[str, Any]) -> None:
-    words = f"retrying after an error: attempt {item.attempt + 2} at {at}"
+    when = datetime.fromtimestamp(at / 1000, UTC).isoformat(timespec="milliseconds")
+    words = f"retrying after an error: attempt {item.attempt + 2} at {when}"
     tx.notes.append(
         notes.Note(
             notes.RETRY_SCHEDULED,

@@ -16,7 +16,7 @@ from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import event_records, run_records, step_records, wait_records
 from weir.platform.store import queue as q
 from weir.platform.store.run_records import NewRun, Run
-from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
+from weir.platform.vocabulary import EventOutcome, QueueKind, RunStatus, SystemEvent
 
 DISCOVERY = "step"
 # Runs triggered by these emit none (no loops).
@@ -179,6 +179,14 @@ def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name:
         schedule_discovery(tx, run)
     tx.notes.append(run_note(notes.STEP_SAVED, run, step_id=step_id, op=op, name=name))
     return True
+
+
+def note_effect(tx: Tx, event_id: str, run_id: str, effect: EventOutcome, words: str) -> None:
+    """What an event did to a run that already existed (resumed it, ...), for the event's page."""
+    run = run_records.get_run(tx.conn, run_id)
+    if run is not None:
+        fn_id = run.function_id
+        event_records.record_outcome(tx.conn, event_id, fn_id, effect, run_id, words, tx.now)
 
 
 def run_note(what: str, run: Run, *, step_id: str | None = None, **fields: Any) -> notes.Note:

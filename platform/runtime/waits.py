@@ -4,13 +4,20 @@ from typing import Any
 
 from weir.platform.runtime.cancellation import try_cancel
 from weir.platform.runtime.keys import expression_holds
-from weir.platform.runtime.runs import enqueue_timer, first_event, resolve_step
+from weir.platform.runtime.runs import enqueue_timer, first_event, note_effect, resolve_step
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import step_records, wait_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.wait_records import NewWait, Wait
-from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus, WaitKind
+from weir.platform.vocabulary import (
+    EventOutcome,
+    HistoryKind,
+    Opcode,
+    QueueKind,
+    StepStatus,
+    WaitKind,
+)
 
 
 def open_wait(
@@ -46,12 +53,12 @@ def timer_dedupe(run_id: str, step_id: str) -> str:
 def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
     for wait in wait_records.waits_for_event(tx.conn, payload["name"], received_at):
         if wait.kind == WaitKind.WAIT:
-            _try_resume(tx, wait, payload)
+            _try_resume(tx, wait, event_id, payload)
         elif wait.kind == WaitKind.CANCEL:
             try_cancel(tx, wait, event_id, payload)
 
 
-def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
+def _try_resume(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> None:
     trigger = first_event(tx, wait.run_id)
     if not expression_holds(wait.expression, {"event": trigger, "async": payload}):
         return
@@ -60,7 +67,8 @@ def _try_resume(tx: Tx, wait: Wait, payload: dict[str, Any]) -> None:
         step_records.close_history(
             tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
         )
-        resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT)
+        if resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT):
+            note_effect(tx, event_id, wait.run_id, EventOutcome.RESUMED, "resumed a wait for it")
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:

@@ -73,7 +73,7 @@ _DUE_ITEMS = (
 _LEASE = (
     update(queue)
     .where(queue.c.id == _p("id"))
-    .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None)
+    .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None, claimed_at=_p("now"))
 )
 _DELETE_SLOT = delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id"))
 _INSERT_SLOT = insert(slots)
@@ -269,7 +269,7 @@ def _lease(
 ) -> Claimed:
     token = secrets.token_hex(8)
     until = now + lease
-    conn.execute(_LEASE, {"b_id": row.id, "b_until": until, "b_token": token})
+    conn.execute(_LEASE, {"b_id": row.id, "b_until": until, "b_token": token, "b_now": now})
     for key in keys:
         conn.execute(_DELETE_SLOT, {"b_key": key, "b_id": row.id})
         conn.execute(_INSERT_SLOT, {"key_hash": key, "item_id": row.id, "expires_at": until})

@@ -104,6 +104,8 @@ runs = Table(
     Index("ix_runs_function_created", "function_id", "created_at"),
     Index("ix_runs_status_created", "status", "created_at"),
     Index("ix_runs_created", "created_at"),
+    Index("ix_runs_correlation", "correlation_id"),  # an invoking parent finds its child
+    Index("ix_runs_original", "original_run_id"),  # a run finds its reruns
 )
 
 # One memoized step result per (run, hashed step id): the exact JSON sent back to the SDK.
@@ -154,6 +156,7 @@ queue = Table(
     Column("payload", Text, nullable=False, server_default="{}"),
     Column("dedupe", String(255), nullable=True, unique=True),
     Column("created_at", BigInteger, nullable=False),
+    Column("claimed_at", BigInteger, nullable=True),  # the last claim: since when it executes
     Index("ix_queue_lane_order", "lane", "score", "id"),
     Index("ix_queue_lane_due", "lane", "available_at"),
     Index("ix_queue_run", "run_id"),

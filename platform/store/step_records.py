@@ -49,6 +49,7 @@ class CallOp:
     op: str
     id: str
     name: str
+    error: dict[str, Any] | None = None  # a failed step's error (StepError, StepFailed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,12 @@ def detail_from(data: Any) -> HistoryDetail:
     if not isinstance(data, dict):
         return HistoryDetail()
     ops = tuple(
-        CallOp(str(o.get("op") or ""), str(o.get("id") or ""), str(o.get("name") or ""))
+        CallOp(
+            str(o.get("op") or ""),
+            str(o.get("id") or ""),
+            str(o.get("name") or ""),
+            o["error"] if isinstance(o.get("error"), dict) else None,
+        )
         for o in data.get("ops") or []
         if isinstance(o, dict)
     )

@@ -111,8 +111,13 @@ def test_an_event_that_started_no_run_says_why(page: Page, server: Server) -> No
     server.run_of(server.send("ui/limited", {"n": 1}))
     skipped = server.send("ui/limited", {"n": 2})
     page.goto(f"{server.url}/events/{skipped}")
-    expect(page.locator("li.event")).to_contain_text("Rate limited: rate limited")
-    expect(page.locator("li.event .event-runs")).to_contain_text("1 skipped")
+    effect = page.locator("#effects li.effect")
+    expect(effect).to_contain_text("Skipped by the rate limit")
+    expect(effect).to_contain_text("Rate limited")  # the function
+    expect(effect).to_contain_text("rate_limit: over 1 per")  # the rule's own words
+    page.goto(f"{server.url}/events?name=ui/limited")
+    item = page.locator(f"li.event[data-id='{skipped}'] .event-runs")
+    expect(item).to_contain_text("Skipped by the rate limit")
 
 
 def test_copy_run_id(page: Page, server: Server) -> None:
@@ -120,7 +125,7 @@ def test_copy_run_id(page: Page, server: Server) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(f"{server.url}/runs/{run_id}")
     page.get_by_role("button", name="Copy run id").click()
-    expect(page.locator(".copied")).to_have_text("Copied")
+    expect(page.locator(".run-id .copied")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == run_id
 
 

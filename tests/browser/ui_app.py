@@ -1,9 +1,20 @@
 """The app the browser tests drive: one function per thing the UI must show."""
 
+import asyncio
 from typing import Any
 
 from fastapi import FastAPI
-from weir.sdk import Context, RateLimit, Throttle, Weir, serve
+from weir.sdk import (
+    Batch,
+    Cancel,
+    Concurrency,
+    Context,
+    Debounce,
+    RateLimit,
+    Throttle,
+    Weir,
+    serve,
+)
 
 client = Weir("ui-test", dev=True)
 
@@ -45,6 +56,81 @@ async def throttled(ctx: Context) -> str:
 )
 async def limited(ctx: Context) -> str:
     return "once an hour"
+
+
+def _decline(attempt: int) -> str:
+    if attempt < 2:
+        raise ValueError(f"card declined on attempt {attempt + 1}")
+    return "charged"
+
+
+@client.function("flaky", name="Flaky", event="ui/flaky", retries=3)
+async def flaky(ctx: Context) -> str:
+    await ctx.step.run("charge", _decline, ctx.attempt)
+    return "paid"
+
+
+@client.function("waiter", name="Waiter", event="ui/wait")
+async def waiter(ctx: Context) -> Any:
+    timeout = str(ctx.event.data.get("timeout", "1h"))
+    got = await ctx.step.wait_for_event(
+        "approval", event="ui/approve", timeout=timeout, if_exp="async.data.n == event.data.n"
+    )
+    return {"approved": got is not None}
+
+
+@client.function("child", name="Child", event="ui/child")
+async def child(ctx: Context) -> dict[str, Any]:
+    return {"doubled": int(ctx.event.data.get("n", 0)) * 2}
+
+
+@client.function("parent", name="Parent", event="ui/parent")
+async def parent(ctx: Context) -> Any:
+    return await ctx.step.invoke("ask-child", function=child, data={"n": 21})
+
+
+async def _hold(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "held"
+
+
+@client.function(
+    "hold",
+    name="Holds a slot",
+    event="ui/hold",
+    retries=0,
+    concurrency=Concurrency(limit=1, key="event.data.team"),
+)
+async def hold(ctx: Context) -> str:
+    return await ctx.step.run("work", _hold, float(ctx.event.data.get("secs", 5)))
+
+
+@client.function(
+    "stoppable",
+    name="Stoppable",
+    event="ui/stoppable",
+    cancel_on=Cancel(event="ui/stop", match="data.n"),
+)
+async def stoppable(ctx: Context) -> str:
+    await ctx.step.sleep("long-wait", "1h")
+    return "done"
+
+
+@client.function(
+    "debounced",
+    name="Debounced",
+    event="ui/debounce",
+    debounce=Debounce(period="1s", key="event.data.k"),
+)
+async def debounced(ctx: Context) -> Any:
+    return ctx.event.data
+
+
+@client.function(
+    "batched", name="Batched", event="ui/batch", batch_events=Batch(max_size=2, timeout="60s")
+)
+async def batched(ctx: Context) -> int:
+    return len(ctx.events)
 
 
 app = FastAPI()

@@ -113,7 +113,10 @@ def test_debounce_runs_once_with_the_last_event(flow: tuple[WeirServer, AppServe
     last_x = weir.event(ids[2])
     x_run = next(r for r in runs if r["output"]["k"] == "x")
     assert x_run["queued_at"] >= last_x["received_at"] + 1000
-    assert [o["outcome"] for o in weir.event(ids[0])["outcomes"]] == ["debounced"]
+    first = weir.event(ids[0])["outcomes"]  # debounced, then superseded by the next event
+    assert [o["outcome"] for o in first] == ["debounced", "superseded"]
+    assert first[1]["detail"] == f"superseded in the debounce window by event {ids[1]}"
+    assert [o["outcome"] for o in weir.event(ids[2])["outcomes"]] == ["debounced"]  # it ran
 
 
 def test_batches_fill_then_time_out(flow: tuple[WeirServer, AppServer]) -> None:

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from weir.app import create_app
 from weir.platform.settings import Settings
-from weir.sdk import Context, Weir, serve
+from weir.sdk import Context, RetryAfterError, Weir, serve
 from weir.sdk._client import compile_all
 from weir.sdk._register import register_payload
 
@@ -63,6 +64,15 @@ def _sdk_app() -> tuple[Weir, FastAPI]:
     async def nap(ctx: Context) -> str:
         await ctx.step.sleep("long-nap", "1h")
         return "rested"
+
+    @client.function("later", event="gql/later", retries=2)
+    async def later(ctx: Context) -> str:
+        def busy() -> str:
+            if ctx.attempt == 0:
+                raise RetryAfterError("the upstream is busy", timedelta(hours=1))
+            return "done"
+
+        return await ctx.step.run("call-upstream", busy)
 
     app = FastAPI()
     serve(app, client)
@@ -226,3 +236,51 @@ def test_invalid_query_is_rejected_with_a_message(weir: TestClient) -> None:
         "/v0/gql", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert not_json.status_code == 400
+
+
+STATE_FIELDS = (
+    "kind words gate since until step_id step_name attempt max_attempts key "
+    "slots { key used limit holders } event expression function child_run_id error details"
+)
+STATE = (
+    "query Q($id: String!) { run(runID: $id) { state { "
+    + STATE_FIELDS
+    + " also { "
+    + STATE_FIELDS
+    + " } } } }"
+)
+
+
+def _both(http: TestClient, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run from REST and its state from GraphQL."""
+    rest: dict[str, Any] = http.get(f"/v1/runs/{run_id}").json()["data"]
+    state: dict[str, Any] = gql(http, STATE, id=run_id)["run"]["state"]
+    for other in state["also"]:
+        other["also"] = []  # asked one level deep
+    return rest, state
+
+
+def test_rest_and_graphql_answer_the_same_run_state(weir: TestClient) -> None:
+    napper = run_of(weir, send(weir, "gql/nap", {}))["id"]
+    rest, state = _until(
+        lambda: (b := _both(weir, napper))[0]["state"]["kind"] == "sleeping" and b, "the sleep"
+    )
+    assert rest["state"] == state and rest["waiting"] == state  # waiting: the state itself
+    assert (state["step_name"], state["words"][:15]) == ("long-nap", "sleeping until ")
+    [sleep] = [h for h in rest["history"] if h["kind"] == "sleep"]
+    wake = datetime.fromtimestamp(sleep["detail"]["until"] / 1000, UTC)
+    assert state["until"] == wake.isoformat(timespec="milliseconds")
+
+    later = run_of(weir, send(weir, "gql/later", {}))["id"]
+    rest, state = _until(
+        lambda: (b := _both(weir, later))[0]["state"]["kind"] == "backoff" and b, "the backoff"
+    )
+    assert rest["state"] == state == rest["waiting"]
+    assert (state["attempt"], state["max_attempts"]) == (2, 3)
+    assert state["error"] == "the upstream is busy"
+    assert state["until"].endswith("+00:00")  # a clock time, not epoch ms
+
+    assert weir.delete(f"/v1/runs/{napper}").status_code == 200
+    rest, state = _both(weir, napper)
+    assert rest["state"] == state and state["kind"] == "ended" and rest["waiting"] is None
+    assert [h["status"] for h in rest["history"] if h["kind"] == "sleep"] == ["CANCELLED"]

@@ -48,13 +48,13 @@ def seed(store: Store) -> None:
 
 def test_a_run_view_holds_its_steps_and_events_trigger_first(store: Store) -> None:
     seed(store)
-    view = store.read(lambda c: runs.run_view(c, "run-a"))
+    view = store.read(lambda c: runs.run_view(c, "run-a", 0, {}))
     assert view is not None
     assert view.run.status == RunStatus.QUEUED
     assert [s.step_id for s in view.steps] == ["s1"]
     assert [e.id for e in view.events] == ["ev-0", "ev-1"]
-    assert view.progress == f"{RunStatus.QUEUED}/{len(view.history)}/1"
-    assert store.read(lambda c: runs.run_view(c, "run-x")) is None
+    assert view.progress == f"{RunStatus.QUEUED}/{len(view.history)}/1/{view.state.kind}"
+    assert store.read(lambda c: runs.run_view(c, "run-x", 0, {})) is None
 
 
 def test_the_run_state_api_reads_answer_none_for_an_unknown_run(store: Store) -> None:

@@ -52,7 +52,7 @@ function timeCell(ms, iso, absolute, ago) {
 
 function runRow(run) {
   return el("tr", { "data-id": run.id },
-    el("td", {}, badge(run.status)),
+    el("td", {}, badge(run.status), run.waiting ? el("div", { class: "why muted" }, run.waiting) : null),
     el("td", {}, el("a", { class: "mono", href: "/runs/" + run.id }, run.id)),
     el("td", {}, run.function),
     el("td", { class: "wide" }, run.app),
@@ -94,7 +94,7 @@ function liveRuns() {
 // -- events stream ------------------------------------------------------------------------------
 function eventRuns(event) {
   const parts = event.runs.map((r) => badge(r.status));
-  if (event.outcomes.length) parts.push(el("span", { class: "muted" }, event.outcomes.length + " skipped"));
+  for (const o of event.outcomes) parts.push(el("span", { class: "badge s-" + o.tone }, o.label), " ");
   if (!event.runs.length && !event.outcomes.length) parts.push(el("span", { class: "muted" }, "no function"));
   return parts;
 }

@@ -42,12 +42,26 @@ def gate(tx: Tx, cand: Candidate) -> bool:
         released = _fire(tx, cand.fn.id, key.hash, stored)
         cand.released += [released] if released is not None else []
     _save(tx, cand, key.text, key.hash, decision.state, stored, incoming.seq)
+    if stored is not None and decision.fire is None:
+        _note_superseded(tx, cand, str(stored["event_id"]), decision.state.event_id)
     if decision.opened:
         _arm(tx, cand.fn.id, key.hash, decision.state.window_seq, decision.state.fire_at_ms)
     record_all(
         tx, cand, EventOutcome.DEBOUNCED, None, debounce.wait_reason(decision.state, key.text).words
     )
     return False
+
+
+def _note_superseded(tx: Tx, cand: Candidate, before: str, kept: str) -> None:
+    """The window keeps one event: the other one of the two is superseded (for its page)."""
+    incoming = cand.event_ids[0]
+    dropped = before if kept == incoming else incoming
+    if dropped == kept:
+        return
+    words = f"superseded in the debounce window by event {kept}"
+    event_records.record_outcome(
+        tx.conn, dropped, cand.fn.id, EventOutcome.SUPERSEDED, None, words, tx.now
+    )
 
 
 def _config(option: Debounce) -> debounce.DebounceConfig:
