@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Server, screenshot, until
+from tests.browser.browser_support import FUNCTIONS, Server, screenshot, until
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -165,7 +165,7 @@ def test_change_an_apps_url_and_delete_it(page: Page, server: Server) -> None:
     page.get_by_role("button", name="Sync", exact=True).click()
     expect(page.locator("article", has_text="ui-test")).to_contain_text("Synced")
     page.goto(server.url + "/functions")
-    expect(page.locator("#functions-body tr")).to_have_count(5)
+    expect(page.locator("#functions-body tr")).to_have_count(FUNCTIONS)
 
 
 # -- 7. lists ----------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ def test_events_hide_weirs_own_by_default_and_filter_by_prefix(page: Page, serve
 def test_functions_table_searches_and_shows_detail_on_demand(page: Page, server: Server) -> None:
     page.goto(server.url + "/functions")
     rows = page.locator("#functions-body tr")
-    assert rows.count() == 5
+    assert rows.count() == FUNCTIONS
     page.get_by_label("Search functions").fill("throttled")
     expect(page.locator("#functions-body tr:visible")).to_have_count(1)
     row = page.locator("#functions-body tr:visible")

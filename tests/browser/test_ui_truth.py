@@ -103,6 +103,7 @@ def test_sleeping_and_waiting_runs_say_so_in_rest_graphql_and_the_page(
     expect(box.locator(".state-facts")).to_contain_text("Until")
     server.send("ui/approve", {"n": n})  # let it finish
     page.goto(f"{server.url}/runs/{napper}")
+    page.once("dialog", lambda dialog: dialog.accept())  # "Cancel run …?"
     page.get_by_role("button", name="Cancel run").click()
     expect(page.locator("#run h1")).to_contain_text("Cancelled")
 
@@ -166,6 +167,7 @@ def test_a_cancelled_sleep_stops_growing_and_says_cancelled(page: Page, server: 
     run_id = server.run_of(server.send("ui/nap", {"n": _tag()}))
     until(lambda: _state_kind(server, run_id, "sleeping"), "the sleep")
     page.goto(f"{server.url}/runs/{run_id}")
+    page.once("dialog", lambda dialog: dialog.accept())  # "Cancel run …?"
     page.get_by_role("button", name="Cancel run").click()
     expect(page.locator("#run h1")).to_contain_text("Cancelled")
     row = page.locator("#waterfall li", has_text="Sleep · long-nap")
@@ -286,7 +288,7 @@ def test_links_run_both_ways(page: Page, server: Server) -> None:
     expect(effects.locator(f"a[href='/runs/{parent}']")).to_be_visible()
 
     page.goto(f"{server.url}/runs/{parent}")
-    page.get_by_role("button", name="Rerun").click()
+    page.get_by_role("button", name="Rerun", exact=True).click()
     expect(page.get_by_role("status").first).to_contain_text(f"rerun of {parent}")
     expect(page.locator("#link-original")).to_have_text(parent)
     rerun = page.locator("#run").get_attribute("data-run")

@@ -52,7 +52,7 @@ function timeCell(ms, iso, absolute, ago) {
 
 function runRow(run) {
   return el("tr", { "data-id": run.id },
-    el("td", {}, badge(run.status), run.waiting ? el("div", { class: "why muted" }, run.waiting) : null),
+    el("td", {}, badge(run.status)),
     el("td", {}, el("a", { class: "mono", href: "/runs/" + run.id }, run.id)),
     el("td", {}, run.function),
     el("td", { class: "wide" }, run.app),
