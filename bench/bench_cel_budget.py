@@ -5,7 +5,8 @@
    baseline in the same process: prune + execute with the same compiled program, which is
    what every evaluation cost before the budget existed.
 2. Expression level: how long `evaluate` takes to give up on a ~3 MiB event with the worst
-   accepted expressions (quadratic `filter`, string-building `map`), against the time budget,
+   accepted expressions (quadratic `filter`, string-building `map`), the event given as
+   objects and as a Document (bytes, as Weir hands over large events), against the budget,
    and the longest another thread waited meanwhile for a 1 ms sleep (what holding the GIL
    would cost an event loop), against the same wait in an idle process.
 3. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`
@@ -16,7 +17,7 @@
 
 Each figure is the median of several runs; the range over the runs follows in brackets.
 
-    .venv/bin/python bench/bench_cel_budget.py [--runs 5] [--only server]
+    .venv/bin/python bench/bench_cel_budget.py [--runs 5] [--only expressions|server]
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 from bench_expressions import make_event
 from weir.expressions import (
     BudgetExceeded,
+    Document,
     compile_expression,
     current_budget,
     key_hash,
@@ -113,19 +116,26 @@ def expression_level(runs: int) -> None:
     budget = current_budget().time_ms
     print(f"\n2. giving up on a ~3 MiB event in-process, budget {budget} ms: median ms")
     print("   (stall: the longest another thread of this process waited for a 1 ms sleep)")
-    activation = {"event": {"data": {"items": [1] * HOSTILE_ITEMS}}}
+    print("   (dict: the event as objects; Document: as bytes, as Weir hands over a large event)")
+    event = {"name": "t/big", "data": {"items": [1] * HOSTILE_ITEMS}}
+    raw = orjson.dumps(event)
     idle = statistics.median(stall_while(lambda: time.sleep(0.3))[1] for _ in range(runs))
     print(f"   {'idle (baseline)':<60} {'':>10} stall {idle:5.1f} ms")
     for source in (FILTER, STRINGS):
         expression = compile_expression(source)
-        samples = []
-        for _ in range(runs):
-            assert POOL.wait_until_ready(current_budget())  # a replacement starts meanwhile
-            samples.append(stall_while(lambda e=expression: _give_up(e, activation)))
-        took = statistics.median(t for t, _ in samples)
-        stall = statistics.median(s for _, s in samples)
-        over = f"(budget + {took - budget:.1f})"
-        print(f"   {source:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
+        for shape in ("dict", "Document"):
+            samples = []
+            for n in range(runs):
+                assert POOL.wait_until_ready(current_budget())  # a replacement starts meanwhile
+                activation = {"event": event}
+                if shape == "Document":  # a new key each time: no worker has parsed it yet
+                    activation = {"event": Document(f"bench-{n}", raw, {}, ("name", "data"))}
+                samples.append(stall_while(lambda e=expression, a=activation: _give_up(e, a)))
+            took = statistics.median(t for t, _ in samples)
+            stall = statistics.median(s for _, s in samples)
+            over = f"(budget + {took - budget:.1f})"
+            label = f"{shape}: {source}"
+            print(f"   {label:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
 
 
 def _give_up(expression: Any, activation: dict[str, Any]) -> None:
@@ -316,14 +326,16 @@ def _percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
-    parser.add_argument("--only", choices=["server"], help="only the server-level figures")
+    parser.add_argument("--only", choices=["expressions", "server"], help="only those figures")
     args = parser.parse_args()
     runs = args.runs
     print(f"load: {os.getloadavg()[0]:.2f} (1 min); budget: {current_budget()}")
     if args.only is None:
         fast_path(runs)
+    if args.only in (None, "expressions"):
         expression_level(runs)
-    server_level(runs)
+    if args.only in (None, "server"):
+        server_level(runs)
     print(f"load after: {os.getloadavg()[0]:.2f} (1 min)")
 
 
