@@ -5,17 +5,19 @@
    baseline in the same process: prune + execute with the same compiled program, which is
    what every evaluation cost before the budget existed.
 2. Expression level: how long `evaluate` takes to give up on a ~3 MiB event with the worst
-   accepted expressions (quadratic `filter`, string-building `map`), against the time budget,
+   accepted expressions (quadratic `filter`, string-building `map`), the event given as
+   objects and as a Document (bytes, as Weir hands over large events), against the budget,
    and the longest another thread waited meanwhile for a 1 ms sleep (what holding the GIL
    would cost an event loop), against the same wait in an idle process.
-3. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`.
-   POST of a ~3 MiB event that triggers it, against the same POST under a name that triggers
-   nothing (baseline: ingest and storage alone), while another thread GETs /health/live in a
-   loop; its latencies against those of an idle server.
+3. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`
+   (and one over line-item objects). POST of a ~3 MiB event that triggers it, against the same
+   POST under a name that triggers nothing (ingest and storage alone) and against a 1 KB event
+   (the small-event baseline), while another thread GETs /health/live in a loop; its
+   latencies (p50, p99, max) against those of an idle server.
 
-Each figure is the median of several runs.
+Each figure is the median of several runs; the range over the runs follows in brackets.
 
-    .venv/bin/python bench/bench_cel_budget.py [--runs 5]
+    .venv/bin/python bench/bench_cel_budget.py [--runs 5] [--only expressions|server]
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 from bench_expressions import make_event
 from weir.expressions import (
     BudgetExceeded,
+    Document,
     compile_expression,
     current_budget,
     key_hash,
@@ -60,6 +64,7 @@ OBJECTS = "event.data.items.filter(i, i.qty > 0).size() > 0"  # on line-item obj
 STRINGS = 'event.data.items.map(i, string(i) + "-" + string(i)).size()'
 FAST_CALLS = 2000  # per timed sample; CPU time of this thread, so other processes matter less
 HOSTILE_ITEMS = 1_500_000  # [1, 1, …] is ~3 MiB as JSON
+SMALL_POSTS = 50  # a small event's POST is timed over this many in a row (answer: each)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -111,19 +116,26 @@ def expression_level(runs: int) -> None:
     budget = current_budget().time_ms
     print(f"\n2. giving up on a ~3 MiB event in-process, budget {budget} ms: median ms")
     print("   (stall: the longest another thread of this process waited for a 1 ms sleep)")
-    activation = {"event": {"data": {"items": [1] * HOSTILE_ITEMS}}}
+    print("   (dict: the event as objects; Document: as bytes, as Weir hands over a large event)")
+    event = {"name": "t/big", "data": {"items": [1] * HOSTILE_ITEMS}}
+    raw = orjson.dumps(event)
     idle = statistics.median(stall_while(lambda: time.sleep(0.3))[1] for _ in range(runs))
     print(f"   {'idle (baseline)':<60} {'':>10} stall {idle:5.1f} ms")
     for source in (FILTER, STRINGS):
         expression = compile_expression(source)
-        samples = []
-        for _ in range(runs):
-            assert POOL.wait_until_ready(current_budget())  # a replacement starts meanwhile
-            samples.append(stall_while(lambda e=expression: _give_up(e, activation)))
-        took = statistics.median(t for t, _ in samples)
-        stall = statistics.median(s for _, s in samples)
-        over = f"(budget + {took - budget:.1f})"
-        print(f"   {source:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
+        for shape in ("dict", "Document"):
+            samples = []
+            for n in range(runs):
+                assert POOL.wait_until_ready(current_budget())  # a replacement starts meanwhile
+                activation = {"event": event}
+                if shape == "Document":  # a new key each time: no worker has parsed it yet
+                    activation = {"event": Document(f"bench-{n}", raw, {}, ("name", "data"))}
+                samples.append(stall_while(lambda e=expression, a=activation: _give_up(e, a)))
+            took = statistics.median(t for t, _ in samples)
+            stall = statistics.median(s for _, s in samples)
+            over = f"(budget + {took - budget:.1f})"
+            label = f"{shape}: {source}"
+            print(f"   {label:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
 
 
 def _give_up(expression: Any, activation: dict[str, Any]) -> None:
@@ -154,7 +166,7 @@ def stall_while(busy: Callable[[], None]) -> tuple[float, float]:
 
 
 @contextmanager
-def weir_dev(tmp: Path) -> Iterator[str]:
+def weir_dev(tmp: Path) -> Iterator[tuple[str, int]]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
@@ -166,7 +178,7 @@ def weir_dev(tmp: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_live(url, proc)
-        yield url
+        yield url, proc.pid
     finally:
         proc.terminate()
         proc.wait(30)
@@ -243,52 +255,88 @@ def server_level(runs: int) -> None:
     data = {"items": [1] * HOSTILE_ITEMS}
     items = {"items": _line_items(3 * 1024 * 1024 - 4096)}
     bodies = {
+        "small 1 KB": json.dumps({"name": "t/none", "data": make_event(1_000)["data"]}).encode(),
+        "small, costly if": json.dumps({"name": "t/big", "data": {"items": [1] * 100}}).encode(),
         "plain": json.dumps({"name": "t/none", "data": data}).encode(),
         "hostile": json.dumps({"name": "t/big", "data": data}).encode(),
         "plain objects": json.dumps({"name": "t/none", "data": items}).encode(),
         "hostile objects": json.dumps({"name": "t/bigobj", "data": items}).encode(),
     }
-    with tempfile.TemporaryDirectory() as tmp, weir_dev(Path(tmp)) as url:
+    with tempfile.TemporaryDirectory() as tmp, weir_dev(Path(tmp)) as (url, pid):
         register(url)
         time.sleep(1.0)  # the worker pool warms in the background after the sync
         idle = [health_while(url, lambda: time.sleep(0.5))[1] for _ in range(runs)]
         rows: dict[str, list[tuple[float, list[float]]]] = {label: [] for label in bodies}
+        cpus: dict[str, list[float]] = {label: [] for label in bodies}
         with httpx.Client(timeout=120) as client:
             for _ in range(runs):
                 for label, body in bodies.items():
-                    post = _poster(client, url, body)
-                    rows[label].append(health_while(url, post))
+                    times = SMALL_POSTS if label.startswith("small") else 1
+                    post = _poster(client, url, body, times)
+                    took, health = health_while(url, post)
+                    rows[label].append((took / times, health))
+                    time.sleep(0.5)
+                    cpu = _cpu_ms(pid)
+                    post()  # again without probes: the serving process's own CPU per POST
+                    cpus[label].append((_cpu_ms(pid) - cpu) / times)
                     time.sleep(0.5)  # a stopped worker's replacement starts meanwhile
     _report("idle server", None, idle)
     for label, results in rows.items():
         _report(f"{label} POST", [t for t, _ in results], [h for _, h in results])
+    print("   CPU ms of the serving process per POST (its worker processes not counted):")
+    print("   " + ", ".join(f"{label} {_spread(cpu)}" for label, cpu in cpus.items()))
 
 
-def _poster(client: httpx.Client, url: str, body: bytes) -> Callable[[], None]:
+def _cpu_ms(pid: int) -> float:
+    """User + system CPU of the process so far, in ms (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _poster(client: httpx.Client, url: str, body: bytes, times: int) -> Callable[[], None]:
     def post() -> None:
         headers = {"content-type": "application/json"}
-        client.post(f"{url}/e/key", content=body, headers=headers).raise_for_status()
+        for _ in range(times):
+            client.post(f"{url}/e/key", content=body, headers=headers).raise_for_status()
 
     return post
 
 
 def _report(label: str, took: list[float] | None, health: list[list[float]]) -> None:
-    answer = "" if took is None else f"answer {statistics.median(took):7.1f} ms   "
-    p50 = statistics.median(statistics.median(h) for h in health if h)
-    worst = statistics.median(max(h) for h in health if h)
+    answer = "" if took is None else f"answer {_spread(took)}   "
+    rounds = [h for h in health if h]
+    p50 = statistics.median(statistics.median(h) for h in rounds)
+    p99 = _spread([_percentile(h, 0.99) for h in rounds])
+    worst = _spread([max(h) for h in rounds])
     count = statistics.median(len(h) for h in health)
-    health_text = f"health p50 {p50:5.1f} ms, max {worst:5.1f} ms ({count:.0f} GETs)"
+    health_text = f"health p50 {p50:5.1f}, p99 {p99}, max {worst} ms ({count:.0f} GETs)"
     print(f"   {label:<20} {answer}{health_text}")
+
+
+def _spread(values: list[float]) -> str:
+    """The median, and the range over the runs."""
+    return f"{statistics.median(values):6.1f} [{min(values):.0f}-{max(values):.0f}]"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
-    runs = parser.parse_args().runs
+    parser.add_argument("--only", choices=["expressions", "server"], help="only those figures")
+    args = parser.parse_args()
+    runs = args.runs
     print(f"load: {os.getloadavg()[0]:.2f} (1 min); budget: {current_budget()}")
-    fast_path(runs)
-    expression_level(runs)
-    server_level(runs)
+    if args.only is None:
+        fast_path(runs)
+    if args.only in (None, "expressions"):
+        expression_level(runs)
+    if args.only in (None, "server"):
+        server_level(runs)
+    print(f"load after: {os.getloadavg()[0]:.2f} (1 min)")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@ nesting, comprehensions, which variables it may name) before the Rust evaluator 
 sees it, and the tree tells which fields it reads so each evaluation gets only those.
 Every evaluation is bounded: a cost model runs provably cheap ones in-process and the rest in
 supervised worker processes under a time, memory and result-size budget (`Budget`).
+Large JSON objects may be given as bytes (`Document`): only a worker process parses them.
 This package knows nothing of the platform.
 """
 
 from ._budget import Budget, configure_budget, current_budget
+from ._document import Document
 from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._expression import Expression, check_expression, compile_expression
 from ._keys import key_hash, stable_key
@@ -18,6 +20,7 @@ __all__ = [
     "MAX_EXPRESSION_BYTES",
     "Budget",
     "BudgetExceeded",
+    "Document",
     "EvaluationError",
     "Expression",
     "ExpressionError",

@@ -10,11 +10,12 @@ from typing import Any
 
 from ._budget import Budget, current_budget
 from ._cost import StaticCost, is_cheap, result_size, static_cost
+from ._document import Document
 from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._evaluate import compile_program, execute
 from ._limits import length_problem, shape_problems
 from ._parse import parse
-from ._pool import POOL
+from ._pool import POOL, DocumentUse
 from ._prune import Trie, build_trie, minimal_paths, prune
 from ._references import find_references
 
@@ -40,8 +41,13 @@ class Expression:
         small values: microseconds); otherwise in a worker process under the budget (see
         `_budget`), raising BudgetExceeded when it runs out of time, memory or result size.
         """
-        pruned = prune(activation, self._trie)
         budget = current_budget()
+        documents = self._documents(activation)
+        if documents:  # reads past a Document's known fields: only a worker parses it
+            named = {name for name, _, _ in documents}
+            rest = prune({k: v for k, v in activation.items() if k not in named}, self._trie)
+            return POOL.evaluate(self.source, rest, budget, documents)
+        pruned = prune(activation, self._trie)
         if not is_cheap(self._cost, pruned):
             return POOL.evaluate(self.source, pruned, budget)
         result = execute(self._program, self.source, pruned)
@@ -52,7 +58,20 @@ class Expression:
 
     def is_cheap(self, activation: Mapping[str, Any]) -> bool:
         """Whether `evaluate` would run in-process: cheap to ask (microseconds at any size)."""
-        return is_cheap(self._cost, prune(activation, self._trie))
+        return not self._documents(activation) and is_cheap(
+            self._cost, prune(activation, self._trie)
+        )
+
+    def _documents(self, activation: Mapping[str, Any]) -> tuple[DocumentUse, ...]:
+        """The Documents this expression reads past the fields they know without parsing."""
+        found = []
+        for name, value in activation.items():
+            if not isinstance(value, Document) or name not in self._trie:
+                continue
+            trie = self._trie[name]
+            if trie is None or not all(value.knows(field) for field in trie):
+                found.append((name, value, trie))
+        return tuple(found)
 
     def matches(self, activation: Mapping[str, Any]) -> bool:
         """True only when the result is exactly `true`; an error counts as no match, but an

@@ -4,6 +4,10 @@ The caller waits on a pipe (without the GIL) for at most the time budget. A work
 past it is killed; one that dies (its memory cap made the evaluator abort) is noticed at end of
 file. Either way only that evaluation fails, with BudgetExceeded, and a replacement is started
 in the background so the next caller does not wait for a process to start.
+
+Large JSON objects go as bytes (`Document`), never as Python objects: encoding them would
+hold the GIL in the caller's process. Each worker keeps the last few it parsed, and the pool
+remembers which, so several evaluations over one event send and parse it once per worker.
 """
 
 from __future__ import annotations
@@ -17,14 +21,19 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import orjson
 
 from . import _worker
 from ._budget import Budget
+from ._document import Document
 from ._errors import BudgetExceeded, EvaluationError
-from ._worker import HEADER_BYTES, READY, frame
+from ._worker import HEADER_BYTES, MAX_DOCUMENTS, READY, Trie, frame
+
+# (variable, document, the part of the trie under that variable: None for all of it)
+DocumentUse = tuple[str, Document, Trie | None]
 
 log = logging.getLogger("weir.expressions")
 STARTUP_SECONDS = 30.0  # a start takes ~50 ms; this only guards against a wedged machine
@@ -37,6 +46,7 @@ class _Stopped(Exception):
 class _Worker:
     def __init__(self, memory_bytes: int) -> None:
         self.memory_bytes = memory_bytes
+        self.documents: OrderedDict[str, None] = OrderedDict()  # what it keeps, as it does
         self.process = subprocess.Popen(
             # -I: no current directory or PYTHON* variables; the script imports only `cel`.
             [sys.executable, "-I", _worker.__file__, str(memory_bytes)],
@@ -117,14 +127,28 @@ class WorkerPool:
                 if not self._lock.wait(max(0.0, end - time.monotonic())):
                     return False
 
-    def evaluate(self, source: str, activation: dict[str, Any], budget: Budget) -> Any:
-        request = _request(source, activation, budget)
+    def evaluate(
+        self,
+        source: str,
+        activation: dict[str, Any],
+        budget: Budget,
+        documents: tuple[DocumentUse, ...] = (),
+    ) -> Any:
+        """Evaluate in a worker; `documents` are added to `activation` there, parsed from
+        their bytes (and cut down to their tries)."""
+        encoded = _encoded(source, activation)
         # Waiting for a free worker and the evaluation each get the time budget: a caller
         # waits at most twice it, and only when other costly evaluations fill the pool.
         worker = self._acquire(source, budget, time.monotonic() + budget.time_ms / 1000)
         deadline = time.monotonic() + budget.time_ms / 1000
         try:
-            verdict, payload = worker.ask(request, deadline)
+            verdict, payload = worker.ask(
+                _request(source, encoded, worker, documents, budget), deadline
+            )
+            if verdict == "missing":  # it no longer had a document: send them all again
+                worker.documents.clear()
+                request = _request(source, encoded, worker, documents, budget)
+                verdict, payload = worker.ask(request, deadline)
         except (_Stopped, OSError) as stop:
             with self._lock:
                 self.stopped += 1
@@ -189,17 +213,36 @@ class WorkerPool:
             self._lock.notify()
 
 
-def _request(source: str, activation: dict[str, Any], budget: Budget) -> bytes:
+def _encoded(source: str, activation: dict[str, Any]) -> tuple[str, Any]:
     # The encoding holds the GIL (the event loop waits meanwhile): orjson is ~4x faster than
-    # pickle on a 3 MiB event. Pickle covers what JSON cannot carry (big ints, CEL values).
+    # pickle on a 3 MiB value. Pickle covers what JSON cannot carry (big ints, CEL values).
     try:
-        encoded: tuple[str, Any] = ("json", orjson.dumps(activation))
+        return ("json", orjson.dumps(activation))
     except (TypeError, orjson.JSONEncodeError):
-        encoded = ("pickle", activation)
+        pass
     try:
-        return frame((source, budget.result_bytes, *encoded))
+        return ("pickle", pickle.dumps(activation, protocol=pickle.HIGHEST_PROTOCOL))
     except RecursionError:  # pickle recurses per level; only hostile data nests this deep
         raise BudgetExceeded(source, _TOO_DEEP) from None
+
+
+def _request(
+    source: str,
+    encoded: tuple[str, Any],
+    worker: _Worker,
+    documents: tuple[DocumentUse, ...],
+    budget: Budget,
+) -> bytes:
+    """The framed request; a document's bytes go only to a worker that does not keep it."""
+    sent = []
+    for variable, document, trie in documents:
+        kept = document.key in worker.documents
+        sent.append((variable, document.key, None if kept else document.raw, trie))
+        worker.documents[document.key] = None
+        worker.documents.move_to_end(document.key)
+        while len(worker.documents) > MAX_DOCUMENTS:  # as the worker forgets them
+            worker.documents.popitem(last=False)
+    return frame((source, budget.result_bytes, *encoded, tuple(sent)))
 
 
 _TOO_DEEP = "the values it reads are nested too deeply to evaluate under a budget"

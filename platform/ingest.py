@@ -1,16 +1,23 @@
 """Validate incoming events. A request is all or nothing: one bad event rejects it whole,
-and the error names the event (by index) and what was wrong, so nothing is half-stored."""
+and the error names the event (by index) and what was wrong, so nothing is half-stored.
+
+A large body is parsed in a worker process (`ingest_workers`), by `parse_large_body`: the same
+checks, but an event of LARGE_EVENT_BYTES or more comes back as JSON bytes (`RawParts`), which
+are stored as they are and handed to expressions as a `Document`, never as Python objects.
+"""
 
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from weir.expressions import Document
 from weir.platform import jsonvalues
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 
 MAX_EVENTS = 5000
 MAX_EVENT_BYTES = 3 * 1024 * 1024
+LARGE_EVENT_BYTES = 64 * 1024  # from this size on, an event is kept as bytes (see above)
 MAX_NAME = 512
 TS_MIN = 315_532_800_000  # 1980-01-01T00:00:00Z
 TS_MAX = 4_102_444_800_000  # 2100-01-01T00:00:00Z
@@ -21,16 +28,43 @@ class EventError(ValueError):
 
 
 @dataclass(frozen=True)
+class RawParts:
+    """A large event's `data` and `user` as stored JSON (orjson's compact form)."""
+
+    data: bytes
+    user: bytes
+
+
+@dataclass(frozen=True)
 class IncomingEvent:
     name: str
-    data: dict[str, Any]
+    data: dict[str, Any]  # {} when `raw` holds it
     user_id: str | None
     ts: int
-    user: dict[str, Any]
+    user: dict[str, Any]  # {} when `raw` holds it
     v: str | None
+    raw: RawParts | None = None
 
 
 def parse_body(body: bytes, now_ms: int, *, internal: bool = False) -> list[IncomingEvent]:
+    return [event for event, _ in _parsed(body, now_ms, internal)]
+
+
+def parse_large_body(body: bytes, now_ms: int) -> list[IncomingEvent]:
+    """As `parse_body`, with each event of LARGE_EVENT_BYTES or more as bytes (`RawParts`).
+    Run in a worker process: parsing and checking hold the GIL for as long as they take."""
+    return [
+        _as_raw(event) if size >= LARGE_EVENT_BYTES else event
+        for event, size in _parsed(body, now_ms, False)
+    ]
+
+
+def _as_raw(event: IncomingEvent) -> IncomingEvent:
+    raw = RawParts(orjson.dumps(event.data), orjson.dumps(event.user))
+    return IncomingEvent(event.name, {}, event.user_id, event.ts, {}, event.v, raw)
+
+
+def _parsed(body: bytes, now_ms: int, internal: bool) -> list[tuple[IncomingEvent, int]]:
     try:
         value = jsonvalues.loads(body)  # exact integers: out-of-range ones are named below
     except ValueError as exc:
@@ -40,18 +74,23 @@ def parse_body(body: bytes, now_ms: int, *, internal: bool = False) -> list[Inco
     items = value if isinstance(value, list) else [value]
     if len(items) > MAX_EVENTS:
         raise EventError(f"{len(items)} events in one request; at most {MAX_EVENTS} are allowed")
-    return [validate_event(item, i, now_ms, internal=internal) for i, item in enumerate(items)]
+    return [_validated(item, i, now_ms, internal) for i, item in enumerate(items)]
 
 
 def validate_event(item: Any, index: int, now_ms: int, *, internal: bool = False) -> IncomingEvent:
+    return _validated(item, index, now_ms, internal)[0]
+
+
+def _validated(item: Any, index: int, now_ms: int, internal: bool) -> tuple[IncomingEvent, int]:
+    """The event and its size in bytes as JSON."""
     where = f"event {index}"
     if not isinstance(item, dict):
         raise EventError(f"{where}: must be a JSON object with a 'name', got {type(item).__name__}")
     ts = _ts(item.get("ts"), where, now_ms)  # before the general check: its message says more
     _check_values(item, where)  # before the size: orjson cannot even measure what this refuses
-    _check_size(item, where)
+    size = _check_size(item, where)
     name = _name(item.get("name"), where, internal)
-    return IncomingEvent(
+    event = IncomingEvent(
         name=name,
         data=_data(item.get("data"), where, internal),
         user_id=_optional_str(item.get("id"), where, "id"),
@@ -59,9 +98,10 @@ def validate_event(item: Any, index: int, now_ms: int, *, internal: bool = False
         user=_user(item.get("user"), where),
         v=_optional_str(item.get("v"), where, "v"),
     )
+    return event, size
 
 
-def _check_size(item: dict[str, Any], where: str) -> None:
+def _check_size(item: dict[str, Any], where: str) -> int:
     try:
         size = len(orjson.dumps(item))
     except orjson.JSONEncodeError as exc:  # orjson stops at 254 levels of nesting
@@ -72,6 +112,7 @@ def _check_size(item: dict[str, Any], where: str) -> None:
         raise EventError(
             f"{where}: is {size} bytes; an event may be at most {MAX_EVENT_BYTES} bytes (3 MiB)"
         )
+    return size
 
 
 def _check_values(item: dict[str, Any], where: str) -> None:
@@ -146,7 +187,10 @@ def _user(user: Any, where: str) -> dict[str, Any]:
 
 
 def event_payload(event: IncomingEvent, event_id: str) -> dict[str, Any]:
-    """The event as the SDK sees it: the user's `id` if given, else the internal id."""
+    """The event as the SDK sees it: the user's `id` if given, else the internal id.
+    A large event is a Document: its bytes are what `orjson.dumps` of the dict would give."""
+    if event.raw is not None:
+        return _document(event, event_id)
     payload: dict[str, Any] = {
         "name": event.name,
         "data": event.data,
@@ -157,3 +201,23 @@ def event_payload(event: IncomingEvent, event_id: str) -> dict[str, Any]:
     if event.v is not None:
         payload["v"] = event.v
     return payload
+
+
+def _document(event: IncomingEvent, event_id: str) -> Document:
+    assert event.raw is not None
+    known: dict[str, Any] = {"name": event.name, "id": event.user_id or event_id, "ts": event.ts}
+    if event.v is not None:
+        known["v"] = event.v
+    parts = {
+        "name": orjson.dumps(event.name),
+        "data": event.raw.data,
+        "id": orjson.dumps(known["id"]),
+        "ts": orjson.dumps(event.ts),
+        "user": event.raw.user,
+    }
+    if event.v is not None:
+        parts["v"] = orjson.dumps(event.v)
+    raw = (
+        b"{" + b",".join(b'"%s":%s' % (key.encode(), value) for key, value in parts.items()) + b"}"
+    )
+    return Document(event_id, raw, known, tuple(parts))

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
+from weir.platform import ingest_workers
 from weir.platform.app_sync_client import request_sync, retry_delays
 from weir.platform.clock import Clock, SystemClock
 from weir.platform.executor import ai
@@ -41,7 +42,7 @@ from weir.platform.store.migrate import upgrade
 from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 
 T = TypeVar("T")
-PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a thread hand-off
+PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
 log = logging.getLogger("weir")
 CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
 CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels its run
@@ -129,6 +130,7 @@ class Platform:
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
+        ingest_workers.POOL.warm()  # in the background: the first large body need not wait
         await self.reload()
         if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
             now = self.clock.now_ms()
@@ -253,8 +255,8 @@ class Platform:
         now = self.clock.now_ms()
         if len(body) < PARSE_ON_LOOP_BYTES:
             incoming = parse_body(body, now)
-        else:  # a big body parses in pieces of C work: the loop gets its turns in between
-            incoming = await asyncio.to_thread(parse_body, body, now)
+        else:  # in a worker process: this one would hold the GIL for it (ingest_workers)
+            incoming = await ingest_workers.parse(body, now)
         return await self.write(lambda tx: events.accept(tx, incoming))
 
     async def register(self, payload: Any) -> dict[str, Any]:

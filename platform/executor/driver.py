@@ -6,6 +6,7 @@ The outcome goes back to the caller, which applies it through the runtime
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections.abc import Callable
@@ -14,10 +15,18 @@ from typing import Any
 
 import rfc8785
 from sqlalchemy import Connection, select
+from weir.platform import ingest_workers
 from weir.platform.clock import Clock
 from weir.platform.executor import app_errors, limits, signing, trust
 from weir.platform.executor.http import AppClient, Redirected, TransportError
-from weir.platform.executor.request import CallState, attempts_allowed, build_body, step_url
+from weir.platform.executor.request import (
+    CallState,
+    Canonical,
+    Unparsed,
+    attempts_allowed,
+    build_body,
+    step_url,
+)
 from weir.platform.executor.response import (
     AttemptFailed,
     Outcome,
@@ -26,6 +35,7 @@ from weir.platform.executor.response import (
     classify,
     failed,
 )
+from weir.platform.ingest import LARGE_EVENT_BYTES
 from weir.platform.registry import Function, Registry
 from weir.platform.store import event_records, run_records, step_records
 from weir.platform.store import queue as q
@@ -47,16 +57,35 @@ class Answered:
     timing: Timing
 
 
+Event = dict[str, Any] | Canonical | Unparsed
+
+
 def load_call_state(
-    conn: Connection, run_id: str, events: list[dict[str, Any]] | None = None
+    conn: Connection, run_id: str, events: list[Event] | None = None
 ) -> CallState | None:
-    """The run, its trigger events (unless the caller has them already) and its memos."""
+    """The run, its trigger events (unless the caller has them already) and its memos. A
+    large event is left as its stored bytes (`Unparsed`): `ready_to_send` makes it canonical
+    in a worker process, not here."""
     run = run_records.get_run(conn, run_id)
     if run is None:
         return None
     if events is None:
-        events = event_records.load_event_payloads(conn, list(run.event_ids))
+        events = [
+            json.loads(text) if len(text) < LARGE_EVENT_BYTES else Unparsed(text.encode())
+            for text in event_records.load_event_texts(conn, list(run.event_ids))
+        ]
     return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
+
+
+async def ready_to_send(state: CallState) -> CallState:
+    """The state with its large events in canonical JSON; raises ingest_workers.Unsendable."""
+    if not any(isinstance(event, Unparsed) for event in state.events):
+        return state
+    events: list[Event] = [
+        Canonical(await ingest_workers.canonical(e.json)) if isinstance(e, Unparsed) else e
+        for e in state.events
+    ]
+    return CallState(run=state.run, events=events, memos=state.memos)
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
@@ -75,7 +104,7 @@ class Driver:
     ) -> None:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.signing_key = registry, signing_key
-        self._events: dict[str, list[dict[str, Any]]] = {}
+        self._events: dict[str, list[Event]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
 
     async def abort_cancelled(self) -> None:
@@ -96,7 +125,8 @@ class Driver:
         """POST the item's call; its outcome, or None when there is nothing to apply (the
         run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
-        state = await self._state(item.run_id or "")
+        run_id = item.run_id or ""
+        state = await self.db.read(lambda c: load_call_state(c, run_id, self._events.get(run_id)))
         if fn is None or state is None or state.run.ended:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
@@ -109,18 +139,19 @@ class Driver:
             return None
         return Answered(fn, outcome, Timing(started, self.clock.now_ms()))
 
-    async def _state(self, run_id: str) -> CallState | None:
-        known = self._events.get(run_id)
-        state = await self.db.read(lambda c: load_call_state(c, run_id, known))
-        if known is None and state is not None:
+    async def _ready(self, state: CallState) -> CallState:
+        """The state with every event ready to send, kept for the run's next calls."""
+        if state.run.id not in self._events:
+            state = await ready_to_send(state)
             if len(self._events) >= EVENTS_CACHED:
                 self._events.pop(next(iter(self._events)))  # the oldest entry goes first
-            self._events[run_id] = state.events
+            self._events[state.run.id] = state.events
         return state
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
         """The call's outcome; None if it was aborted."""
         try:
+            state = await self._ready(state)
             body = build_body(
                 state,
                 fn_id=fn.id,
@@ -128,7 +159,7 @@ class Driver:
                 attempt=item.attempt,
                 max_attempts=attempts_allowed(fn),
             )
-        except rfc8785.CanonicalizationError as exc:
+        except (rfc8785.CanonicalizationError, ingest_workers.Unsendable) as exc:
             return unsendable(exc)
         headers = self._headers(item, body)
         sent = trust.Sent(

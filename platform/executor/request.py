@@ -1,5 +1,12 @@
-"""Building the invocation request for a run (docs/protocol.md §7)."""
+"""Building the invocation request for a run (docs/protocol.md §7).
 
+The body is canonical JSON (RFC 8785), and its signature covers those exact bytes. A large
+event comes already canonical (`Canonical`, made once per run in a worker process) and is
+spliced in where the same serializer would have written it: the body is byte for byte what
+serializing the parsed event would give, without this process building or walking it.
+"""
+
+import secrets
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -14,11 +21,25 @@ MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and step
 
 
 @dataclass(frozen=True)
+class Canonical:
+    """An event in canonical JSON (RFC 8785), as `rfc8785.dumps` of the parsed event gives."""
+
+    json: bytes
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """A large event as stored, to be made `Canonical` (in a worker) before it is sent."""
+
+    json: bytes
+
+
+@dataclass(frozen=True)
 class CallState:
     """What a call needs, read in one go before the HTTP request."""
 
     run: Run
-    events: list[dict[str, Any]]
+    events: list[dict[str, Any] | Canonical | Unparsed]
     memos: list[Step]  # in completion order
 
 
@@ -48,9 +69,11 @@ def _body(
     state: CallState, fn_id: str, step_id: str, attempt: int, max_attempts: int, *, use_api: bool
 ) -> bytes:
     stack = [m.step_id for m in state.memos]
+    spliced = _Splices()
+    first = spliced.place(state.events[0]) if state.events else {"name": "", "data": {}}
     body: dict[str, Any] = {
-        "event": state.events[0] if state.events else {"name": "", "data": {}},
-        "events": [] if use_api else state.events,
+        "event": first,
+        "events": [] if use_api else [spliced.place(event) for event in state.events],
         "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
         "ctx": {
             "run_id": state.run.id,
@@ -65,4 +88,30 @@ def _body(
         "use_api": use_api,
         "version": REQUEST_VERSION,
     }
-    return bytes(rfc8785.dumps(body))
+    return spliced.into(bytes(rfc8785.dumps(body)))
+
+
+class _Splices:
+    """Canonical events stand in the body as unique marker strings until it is serialized;
+    each marker, quoted, then gives way to the event's bytes."""
+
+    def __init__(self) -> None:
+        self.token = secrets.token_hex(16)  # 128 random bits: no app data holds it
+        self.parts: dict[bytes, bytes] = {}
+
+    def place(self, event: dict[str, Any] | Canonical | Unparsed) -> Any:
+        if isinstance(event, Unparsed):
+            raise TypeError("a large event must be made canonical before it is sent")
+        if not isinstance(event, Canonical):
+            return event
+        marker = f"{self.token}:{len(self.parts)}"
+        self.parts[b'"%s"' % marker.encode()] = event.json
+        return marker
+
+    def into(self, body: bytes) -> bytes:
+        for quoted, json in self.parts.items():
+            found = body.count(quoted)
+            if found > 1:
+                raise RuntimeError("a canonical event's marker occurs twice in the request")
+            body = body.replace(quoted, json)  # not at all: the event was left out (use_api)
+        return body

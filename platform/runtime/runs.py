@@ -66,10 +66,10 @@ def create_run(tx: Tx, plan: RunPlan) -> str:
 
 def _new_run(tx: Tx, plan: RunPlan, run_id: str) -> NewRun:
     first = plan.events[0] if plan.events else {}
-    inngest_meta = (
-        first.get("data", {}).get("_inngest", {}) if isinstance(first.get("data"), dict) else {}
-    )
     invoked = first.get("name") == SystemEvent.FUNCTION_INVOKED
+    # only an invoke reads `data`: a large event's is never parsed here (ingest.Document)
+    data = first.get("data") if invoked else None
+    inngest_meta = data.get("_inngest", {}) if isinstance(data, dict) else {}
     return NewRun(
         id=run_id,
         function_id=plan.fn.id,

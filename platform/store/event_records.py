@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Row, bindparam, insert, select
+from weir.expressions import Document
 from weir.platform.store.schema import event_outcomes, events
 
 _INSERT_EVENT = insert(events)
@@ -23,7 +25,8 @@ _INSERT_OUTCOME = insert(event_outcomes)
 
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
-    """An event as stored: `payload` is the full event object the SDK sees (decoded)."""
+    """An event as stored: `payload` is the full event object the SDK sees (decoded; a
+    large event as it arrived is a Document, its bytes stored as they are)."""
 
     id: str
     name: str
@@ -58,13 +61,30 @@ def _event_row(e: StoredEvent) -> dict[str, Any]:
         "user_id": e.user_id,
         "ts": e.ts,
         "received_at": e.received_at,
-        "payload": json.dumps(e.payload, separators=(",", ":")),
+        "payload": payload_text(e.payload),
     }
+
+
+def payload_text(payload: dict[str, Any]) -> str:
+    """The stored JSON: a Document's own bytes, else the same compact form made here."""
+    if isinstance(payload, Document):
+        return payload.raw.decode()
+    try:
+        return orjson.dumps(payload).decode()
+    except (TypeError, orjson.JSONEncodeError):  # Weir's own events may hold huge integers
+        return json.dumps(payload, separators=(",", ":"))
 
 
 def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
     rows = conn.execute(_EVENT_PAYLOADS, {"ids": list(ids)}).all()
     by_id = {r.id: json.loads(r.payload) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def load_event_texts(conn: Connection, ids: Sequence[str]) -> list[str]:
+    """The stored JSON of the events, in the order of `ids` (those still stored)."""
+    rows = conn.execute(_EVENT_PAYLOADS, {"ids": list(ids)}).all()
+    by_id = {r.id: str(r.payload) for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
