@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from weir.platform import banner, cli
-from weir.platform.api import auth, events, gql, health, register, run_state, v1
+from weir.platform.api import auth, connect, events, gql, health, register, run_state, v1
 from weir.platform.api.budget import BodyBudget
 from weir.platform.api.guard import RequestGuard
 from weir.platform.api.headers import SecurityHeaders
@@ -23,6 +23,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         weir = Platform(settings, clock)
         app.state.platform = weir
+        app.state.before_shutdown = weir.drain_connect  # the CLI's server runs it on SIGTERM
         await weir.start()
         await banner.announce(weir)
         try:
@@ -38,6 +39,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         v1.router,
         run_state.router,
         gql.router,
+        connect.router,
     )
     for router in routers:
         app.include_router(router)

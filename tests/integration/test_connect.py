@@ -1,0 +1,192 @@
+"""Connect: a worker of the official SDK (`inngest.connect`, its own process, listening on no
+port) connects out to a real Weir process; every call travels over its WebSocket.
+
+Each step body appends a line to the worker's journal, so "no lost or doubled step" is
+counted in the app's own log, across a Weir restart and a worker restart.
+"""
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.harness import Process, WeirServer, wait_until
+
+pytestmark = pytest.mark.integration
+WORKER = "tests.integration.apps.inngest_connect"
+
+
+class Weir(WeirServer):
+    def start(self) -> None:
+        # a worker gives up after ~25 s without Weir; a busy machine may take 20 s to start it
+        Process.start(self)
+        wait_until(lambda: httpx.get(f"{self.url}/health").status_code == 200, timeout=60)
+
+
+class ConnectWorker(Process):
+    def __init__(self, tmp: Path, weir_url: str, app_id: str, step_s: float = 0.0) -> None:
+        self.journal = tmp / f"{app_id}.journal"
+        env = os.environ | {
+            "APP_ID": app_id,
+            "INNGEST_DEV": weir_url,
+            "WEIR_TEST_JOURNAL": str(self.journal),
+            "STEP_SECONDS": str(step_s),
+            "PYTHONUNBUFFERED": "1",
+        }
+        super().__init__([sys.executable, "-m", WORKER], env, tmp / f"{app_id}.log")
+
+    def entries(self, what: str) -> list[dict[str, Any]]:
+        if not self.journal.exists():
+            return []
+        lines = self.journal.read_text().splitlines()
+        return [e for e in map(json.loads, lines) if e["what"] == what]
+
+
+def connected(weir: WeirServer, app_id: str) -> bool:
+    """The worker's app shows on the apps page, synced with its functions."""
+    page = httpx.get(f"{weir.url}/apps").text
+    return app_id in page and f"{app_id}-steps" in httpx.get(f"{weir.url}/functions").text
+
+
+def run_of(weir: WeirServer, event_id: str) -> str:
+    run_id: str = wait_until(lambda: weir.runs(event_id)[0]["run_id"])
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WeirServer, ConnectWorker]]:
+    tmp = tmp_path_factory.mktemp("connect")
+    weir = Weir(tmp)
+    weir.start()
+    worker = ConnectWorker(tmp, weir.url, "connectapp", step_s=8.0)
+    worker.start()
+    try:
+        wait_until(lambda: connected(weir, "connectapp"), timeout=30)
+        yield weir, worker
+    finally:
+        worker.stop()
+        weir.stop()
+
+
+def test_a_connected_app_is_synced_like_any_app(pair: tuple[WeirServer, ConnectWorker]) -> None:
+    weir, _ = pair
+    functions = httpx.get(f"{weir.url}/functions").text
+    for fn in ("steps", "sleeper", "waiter", "flaky", "slow"):
+        assert f"connectapp-{fn}" in functions
+
+
+def test_steps_run_over_the_socket_once_each(pair: tuple[WeirServer, ConnectWorker]) -> None:
+    weir, worker = pair
+    event_id = weir.send("c/steps", {"x": 4})
+    run = weir.finished_run(event_id)
+    assert run["status"] == "Completed"
+    assert run["output"] == {"a": 5, "b": 10}
+    mine = [e["step"] for e in worker.entries("step") if e["run"] == run["run_id"]]
+    assert sorted(mine) == ["a", "b"]
+
+
+def test_a_sleep_wakes_the_run(pair: tuple[WeirServer, ConnectWorker]) -> None:
+    weir, _ = pair
+    run = weir.finished_run(weir.send("c/sleep", {"seconds": 1}))
+    assert run["status"] == "Completed"
+    assert run["output"] == "woke"
+    assert any(h["kind"] == "sleep" for h in run["history"])
+
+
+def test_wait_for_event_resumes_with_the_matching_event(
+    pair: tuple[WeirServer, ConnectWorker],
+) -> None:
+    weir, _ = pair
+    event_id = weir.send("c/wait", {"k": "one"})
+    run_id = run_of(weir, event_id)
+    wait_until(lambda: any(h["kind"] == "wait" for h in weir.run(run_id)["history"]))
+    weir.send("c/go", {"k": "other"})  # does not match: the run keeps waiting
+    weir.send("c/go", {"k": "one", "v": 7})
+    run = weir.finished_run(event_id)
+    assert run["status"] == "Completed"
+    assert run["output"] == {"k": "one", "v": 7}
+
+
+def test_a_failing_step_is_retried_until_it_succeeds(
+    pair: tuple[WeirServer, ConnectWorker],
+) -> None:
+    weir, worker = pair
+    run = weir.finished_run(weir.send("c/flaky"))
+    assert run["output"] == "ok on attempt 2"
+    attempts = [e["attempt"] for e in worker.entries("flaky") if e["run"] == run["run_id"]]
+    assert attempts == [0, 1, 2]
+
+
+def test_cancel_stops_the_step_running_on_the_worker(
+    pair: tuple[WeirServer, ConnectWorker],
+) -> None:
+    weir, worker = pair
+    event_id = weir.send("c/slow", {"steps": 2})
+    run_id = run_of(weir, event_id)
+    wait_until(lambda: _phases(worker, run_id, 0) == ["start"])
+    assert httpx.delete(f"{weir.url}/v1/runs/{run_id}").status_code == 200
+    assert weir.finished_run(event_id)["status"] == "Cancelled"
+    # the worker's next lease extension is refused, so it drops the step: it never ends (a
+    # step takes 8 s; the worker extends every 5 s) and no later step starts
+    time.sleep(10)
+    assert _phases(worker, run_id, 0) == ["start"]
+    assert _phases(worker, run_id, 1) == []
+
+
+def _phases(worker: ConnectWorker, run_id: str, step: int) -> list[str]:
+    return [e["phase"] for e in worker.entries("slow") if e["run"] == run_id and e["step"] == step]
+
+
+def test_a_weir_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> None:
+    weir = Weir(tmp_path)
+    weir.start()
+    worker = ConnectWorker(tmp_path, weir.url, "restartapp", step_s=1.5)
+    worker.start()
+    try:
+        wait_until(lambda: connected(weir, "restartapp"), timeout=30)
+        event_id = weir.send("c/slow", {"steps": 4})
+        run_id = run_of(weir, event_id)
+        # SIGTERM while step 1 runs on the worker: Weir lets it finish and keeps its result
+        wait_until(lambda: _phases(worker, run_id, 1) == ["start"], timeout=30)
+        weir.stop()
+        weir.start()
+        run = weir.finished_run(event_id, timeout=60)
+    finally:
+        worker.stop()
+        weir.stop()
+    assert run["status"] == "Completed"
+    assert run["output"] == [0, 1, 2, 3]
+    starts = Counter(e["step"] for e in worker.entries("slow") if e["phase"] == "start")
+    assert starts == {0: 1, 1: 1, 2: 1, 3: 1}
+
+
+def test_a_worker_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> None:
+    weir = Weir(tmp_path)
+    weir.start()
+    first = ConnectWorker(tmp_path, weir.url, "workerapp", step_s=1.5)
+    first.start()
+    second = ConnectWorker(tmp_path, weir.url, "workerapp", step_s=1.5)
+    try:
+        wait_until(lambda: connected(weir, "workerapp"), timeout=30)
+        event_id = weir.send("c/slow", {"steps": 4})
+        run_id = run_of(weir, event_id)
+        # SIGTERM while step 1 runs: the worker pauses, finishes the step, replies and leaves
+        wait_until(lambda: _phases(first, run_id, 1) == ["start"], timeout=30)
+        first.stop()
+        second.start()  # the same app: its next steps run here
+        run = weir.finished_run(event_id, timeout=60)
+    finally:
+        second.stop()
+        first.stop()
+        weir.stop()
+    assert run["status"] == "Completed"
+    assert run["output"] == [0, 1, 2, 3]
+    starts = Counter(e["step"] for e in first.entries("slow") if e["phase"] == "start")
+    assert starts == {0: 1, 1: 1, 2: 1, 3: 1}  # both workers write the same journal
