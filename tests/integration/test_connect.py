@@ -31,15 +31,26 @@ class Weir(WeirServer):
 
 
 class ConnectWorker(Process):
-    def __init__(self, tmp: Path, weir_url: str, app_id: str, step_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        weir_url: str,
+        app_id: str,
+        step_s: float = 0.0,
+        signing_key: str | None = None,
+    ) -> None:
         self.journal = tmp / f"{app_id}.journal"
         env = os.environ | {
             "APP_ID": app_id,
-            "INNGEST_DEV": weir_url,
             "WEIR_TEST_JOURNAL": str(self.journal),
             "STEP_SECONDS": str(step_s),
             "PYTHONUNBUFFERED": "1",
         }
+        env.pop("INNGEST_DEV", None)
+        if signing_key is None:
+            env["INNGEST_DEV"] = weir_url
+        else:  # cloud mode: the worker proves the key to /v0/connect/start
+            env |= {"INNGEST_BASE_URL": weir_url, "INNGEST_SIGNING_KEY": signing_key}
         super().__init__([sys.executable, "-m", WORKER], env, tmp / f"{app_id}.log")
 
     def entries(self, what: str) -> list[dict[str, Any]]:
@@ -49,10 +60,11 @@ class ConnectWorker(Process):
         return [e for e in map(json.loads, lines) if e["what"] == what]
 
 
-def connected(weir: WeirServer, app_id: str) -> bool:
+def connected(weir: WeirServer, app_id: str, headers: dict[str, str] | None = None) -> bool:
     """The worker's app shows on the apps page, synced with its functions."""
-    page = httpx.get(f"{weir.url}/apps").text
-    return app_id in page and f"{app_id}-steps" in httpx.get(f"{weir.url}/functions").text
+    page = httpx.get(f"{weir.url}/apps", headers=headers).text
+    functions = httpx.get(f"{weir.url}/functions", headers=headers).text
+    return app_id in page and f"{app_id}-steps" in functions
 
 
 def run_of(weir: WeirServer, event_id: str) -> str:
@@ -190,3 +202,53 @@ def test_a_worker_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> N
     assert run["output"] == [0, 1, 2, 3]
     starts = Counter(e["step"] for e in first.entries("slow") if e["phase"] == "start")
     assert starts == {0: 1, 1: 1, 2: 1, 3: 1}  # both workers write the same journal
+
+
+KEY = "signkey-prod-" + "4a" * 32
+OTHER = "signkey-prod-" + "77" * 32
+TOKEN = "integration-admin-token"
+ADMIN = {"authorization": f"Bearer {TOKEN}"}
+
+
+class StartedWeir(Weir):
+    """`weir start`: the signing key, event key "test" and an admin token for the reads."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp, "--signing-key", KEY, "--event-key", "test", "--admin-token", TOKEN)
+        self.args[self.args.index("dev")] = "start"
+
+    def runs(self, event_id: str) -> list[dict[str, Any]]:
+        resp = httpx.get(f"{self.url}/v1/events/{event_id}/runs", headers=ADMIN)
+        data: list[dict[str, Any]] = resp.json()["data"]
+        return data
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        resp = httpx.get(f"{self.url}/v1/runs/{run_id}", headers=ADMIN)
+        data: dict[str, Any] = resp.json()["data"]
+        return data
+
+
+def test_weir_start_admits_only_a_worker_holding_the_signing_key(tmp_path: Path) -> None:
+    weir = StartedWeir(tmp_path)
+    weir.start()
+    impostor = ConnectWorker(
+        tmp_path, weir.url, "impostor", signing_key="signkey-prod-" + "77" * 32
+    )
+    worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
+    try:
+        impostor.start()
+        worker.start()
+        wait_until(lambda: connected(weir, "cloudapp", ADMIN), timeout=30)
+        # unsigned replies over the socket are trusted: the socket was opened with the key
+        run = weir.finished_run(weir.send("c/steps", {"x": 1}))
+        assert impostor.proc is not None
+        impostor.proc.wait(30)  # refused (401): the SDK gives up at once
+    finally:
+        impostor.stop()
+        worker.stop()
+        weir.stop()
+    assert run["status"] == "Completed"
+    assert run["output"] == {"a": 2, "b": 4}
+    assert impostor.proc.returncode != 0
+    assert "unauthorized" in impostor.log.read_text()
+    assert "impostor" not in weir.log.read_text()
