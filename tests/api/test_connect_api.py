@@ -4,6 +4,7 @@ leases and replies no call waits for. (Calls carried end to end by a real SDK wo
 tests/integration/test_connect.py.)"""
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,97 @@ async def test_asking_a_connect_app_to_sync_says_how_it_syncs() -> None:
     finally:
         await client.close()
     assert error is not None and "restart the worker" in error
+
+
+def _ready_worker(client: TestClient, ws: WebSocketTestSession, *fn_ids: str) -> None:
+    session = start(client)
+    receive(ws)
+    ws.send_bytes(hello(session, [connect_function(fn_id) for fn_id in fn_ids]))
+    assert receive(ws).kind == KIND.GATEWAY_CONNECTION_READY
+
+
+def _next_request(ws: WebSocketTestSession) -> pb.GatewayExecutorRequestData:
+    while True:  # heartbeats and the like may come first
+        msg = receive(ws)
+        if msg.kind == KIND.GATEWAY_EXECUTOR_REQUEST:
+            request = pb.GatewayExecutorRequestData()
+            request.ParseFromString(msg.payload)
+            return request
+
+
+def _run(client: TestClient, event_id: str) -> dict[str, Any]:
+    for _ in range(200):
+        runs = client.get(f"/v1/events/{event_id}/runs").json()["data"]
+        if runs and runs[0]["status"] in ("Completed", "Failed", "Cancelled"):
+            run: dict[str, Any] = client.get(f"/v1/runs/{runs[0]['run_id']}").json()["data"]
+            return run
+        time.sleep(0.05)
+    raise AssertionError("the run did not end")
+
+
+def test_a_call_goes_down_the_socket_and_its_reply_ends_the_run(client: TestClient) -> None:
+    with client.websocket_connect("/v0/connect/gateway") as ws:
+        _ready_worker(client, ws, "job")
+        event_id = client.post("/e/key", json={"name": "t/e", "data": {"n": 3}}).json()["ids"][0]
+        request = _next_request(ws)
+        assert (request.app_name, request.function_slug, request.step_id) == (
+            "app",
+            "app-job",
+            "step",
+        )
+        assert request.run_id and request.lease_id and request.job_id and request.app_id
+        body = json.loads(request.request_payload)  # the HTTP request's body, as is
+        assert body["event"]["data"] == {"n": 3}
+        assert body["ctx"]["fn_id"] == request.function_id and body["ctx"]["attempt"] == 0
+
+        ack = pb.WorkerRequestAckData(request_id=request.request_id)
+        ws.send_bytes(message(KIND.WORKER_REQUEST_ACK, ack))
+        extend = pb.WorkerRequestExtendLeaseData(
+            request_id=request.request_id, lease_id=request.lease_id
+        )
+        ws.send_bytes(message(KIND.WORKER_REQUEST_EXTEND_LEASE, extend))
+        lease = pb.WorkerRequestExtendLeaseAckData()
+        lease.ParseFromString(receive(ws).payload)
+        assert lease.HasField("new_lease_id") and lease.new_lease_id != request.lease_id
+        stale = pb.WorkerRequestExtendLeaseData(
+            request_id=request.request_id, lease_id=request.lease_id
+        )  # the old lease is spent: only the newest one extends
+        ws.send_bytes(message(KIND.WORKER_REQUEST_EXTEND_LEASE, stale))
+        refused = pb.WorkerRequestExtendLeaseAckData()
+        refused.ParseFromString(receive(ws).payload)
+        assert not refused.HasField("new_lease_id")
+
+        done = pb.SDKResponse(
+            request_id=request.request_id,
+            status=pb.SDKResponseStatus.DONE,
+            body=b'{"tripled": 9}',
+            sdk_version="0.5.19",
+            request_version=2,
+        )
+        ws.send_bytes(message(KIND.WORKER_REPLY, done))
+        assert receive(ws).kind == KIND.WORKER_REPLY_ACK
+        run = _run(client, event_id)
+    assert run["status"] == "Completed"
+    assert run["output"] == {"tripled": 9}
+
+
+def test_a_no_retry_error_reply_fails_the_run_at_once(client: TestClient) -> None:
+    with client.websocket_connect("/v0/connect/gateway") as ws:
+        _ready_worker(client, ws, "job")
+        event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
+        request = _next_request(ws)
+        ws.send_bytes(
+            message(KIND.WORKER_REQUEST_ACK, pb.WorkerRequestAckData(request_id=request.request_id))
+        )
+        error = b'{"name": "NonRetriableError", "message": "give up", "code": "non_retriable"}'
+        reply = pb.SDKResponse(
+            request_id=request.request_id,
+            status=pb.SDKResponseStatus.ERROR,
+            body=error,
+            no_retry=True,
+            sdk_version="0.5.19",
+        )
+        ws.send_bytes(message(KIND.WORKER_REPLY, reply))
+        run = _run(client, event_id)
+    assert run["status"] == "Failed"
+    assert "give up" in json.dumps(run)
