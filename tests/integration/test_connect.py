@@ -252,3 +252,29 @@ def test_weir_start_admits_only_a_worker_holding_the_signing_key(tmp_path: Path)
     assert impostor.proc.returncode != 0
     assert "unauthorized" in impostor.log.read_text()
     assert "impostor" not in weir.log.read_text()
+
+
+def test_a_worker_killed_mid_step_loses_its_lease_and_the_step_runs_again(
+    tmp_path: Path,
+) -> None:
+    weir = Weir(tmp_path)
+    weir.start()
+    first = ConnectWorker(tmp_path, weir.url, "killedapp", step_s=3.0)
+    first.start()
+    second = ConnectWorker(tmp_path, weir.url, "killedapp", step_s=3.0)
+    try:
+        wait_until(lambda: connected(weir, "killedapp"), timeout=30)
+        event_id = weir.send("c/slow", {"steps": 2})
+        run_id = run_of(weir, event_id)
+        wait_until(lambda: _phases(first, run_id, 0) == ["start"], timeout=30)
+        first.kill()  # no reply, no more lease extensions: after 20 s the call is lost
+        second.start()
+        run = weir.finished_run(event_id, timeout=90)
+    finally:
+        second.stop()
+        weir.stop()
+    assert run["status"] == "Completed"
+    assert run["output"] == [0, 1]
+    assert _phases(first, run_id, 0) == ["start", "start", "end"]  # at least once, as HTTP
+    assert _phases(first, run_id, 1) == ["start", "end"]
+    assert "stopped extending the call's lease" in weir.log.read_text()
