@@ -53,7 +53,7 @@ class SocketClosed(Exception):
 
 
 class NoAnswer(Exception):
-    """A call got no reply: no worker, none acknowledged it, or its lease ran out."""
+    """A call got no reply: no worker had room for it, or its lease ran out."""
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,8 @@ class Gateway:
                 await asyncio.wait_for(self._changed.wait(), left)
 
     async def _dispatch(self, request_id: str, pending: Pending, body: bytes) -> bool:
-        """Send the request; True once the worker has it, False if its socket closed first."""
+        """Send the request; True once the worker has it, False if it never got it (its
+        socket closed first, or it acknowledged nothing): the call then goes elsewhere."""
         t = pending.target
         request = wire.ExecutorRequest(
             request_id=request_id,
@@ -304,6 +305,7 @@ class Gateway:
         try:
             await pending.conn.send(Kind.GATEWAY_EXECUTOR_REQUEST, request.encode())
         except SocketClosed:
+            self._drop(pending.conn)  # gone before its reader noticed: no new call picks it
             return False
         waits = [pending.acked.wait(), pending.conn.closed.wait()]
         tasks = [asyncio.ensure_future(w) for w in waits] + [asyncio.ensure_future(pending.reply)]
@@ -314,9 +316,15 @@ class Gateway:
                 task.cancel()
         if pending.acked.is_set() or pending.reply.done():
             return True
-        if pending.conn.closed.is_set():
-            return False
-        raise NoAnswer(f"the Connect worker did not acknowledge the request within {ACK_S:.0f} s")
+        if not pending.conn.closed.is_set():
+            # a socket that takes calls but acknowledges none is dead without knowing it: it
+            # is closed (calls it acknowledged before live on by their leases) and the call,
+            # never begun, goes to another worker
+            log.warning("Connect worker %s acknowledged nothing in %.0f s", pending.conn.id, ACK_S)
+            self._drop(pending.conn)
+            with contextlib.suppress(SocketClosed):
+                await pending.conn.socket.close(1011, f"no acknowledgement within {ACK_S:.0f} s")
+        return False
 
     async def _reply(self, pending: Pending, deadline: float) -> wire.Reply:
         loop = asyncio.get_running_loop()

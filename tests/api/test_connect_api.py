@@ -295,3 +295,29 @@ def test_a_no_retry_error_reply_fails_the_run_at_once(client: TestClient) -> Non
         run = _run(client, event_id)
     assert run["status"] == "Failed"
     assert "give up" in json.dumps(run)
+
+
+def test_a_worker_that_acknowledges_nothing_is_closed_and_the_call_goes_elsewhere(
+    client: TestClient,
+) -> None:
+    with (
+        client.websocket_connect("/v0/connect/gateway") as mute,
+        client.websocket_connect("/v0/connect/gateway") as good,
+    ):
+        _ready_worker(client, mute, "job")
+        _ready_worker(client, good, "job")
+        event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
+        first = _next_request(mute)  # the first worker connected gets it, and stays silent
+        closed = _closed(mute)
+        assert closed.code == 1011 and "no acknowledgement" in closed.reason
+        second = _next_request(good)
+        assert second.run_id == first.run_id and second.request_id != first.request_id
+        ack = pb.WorkerRequestAckData(request_id=second.request_id)
+        good.send_bytes(message(KIND.WORKER_REQUEST_ACK, ack))
+        reply = pb.SDKResponse(
+            request_id=second.request_id, status=pb.SDKResponseStatus.DONE, body=b"1"
+        )
+        good.send_bytes(message(KIND.WORKER_REPLY, reply))
+        run = _run(client, event_id)
+    assert run["status"] == "Completed" and run["output"] == 1
+    assert json.loads(second.request_payload)["ctx"]["attempt"] == 0  # no attempt was burned
