@@ -321,3 +321,19 @@ def test_a_worker_that_acknowledges_nothing_is_closed_and_the_call_goes_elsewher
         run = _run(client, event_id)
     assert run["status"] == "Completed" and run["output"] == 1
     assert json.loads(second.request_payload)["ctx"]["attempt"] == 0  # no attempt was burned
+
+
+def test_a_reply_flushed_over_http_answers_the_waiting_call(client: TestClient) -> None:
+    with client.websocket_connect("/v0/connect/gateway") as ws:
+        _ready_worker(client, ws, "job")
+        event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
+        request = _next_request(ws)
+        ack = pb.WorkerRequestAckData(request_id=request.request_id)
+        ws.send_bytes(message(KIND.WORKER_REQUEST_ACK, ack))
+        reply = pb.SDKResponse(
+            request_id=request.request_id, status=pb.SDKResponseStatus.DONE, body=b'"flushed"'
+        )
+        resp = client.post("/v0/connect/flush", content=reply.SerializeToString())
+        assert resp.status_code == 200
+        run = _run(client, event_id)
+    assert run["status"] == "Completed" and run["output"] == "flushed"

@@ -278,3 +278,26 @@ def test_a_worker_killed_mid_step_loses_its_lease_and_the_step_runs_again(
     assert _phases(first, run_id, 0) == ["start", "start", "end"]  # at least once, as HTTP
     assert _phases(first, run_id, 1) == ["start", "end"]
     assert "stopped extending the call's lease" in weir.log.read_text()
+
+
+def test_weir_killed_while_a_run_sleeps_resumes_it_with_the_reconnected_worker(
+    tmp_path: Path,
+) -> None:
+    weir = Weir(tmp_path)
+    weir.start()
+    worker = ConnectWorker(tmp_path, weir.url, "sleepapp")
+    worker.start()
+    try:
+        wait_until(lambda: connected(weir, "sleepapp"), timeout=30)
+        event_id = weir.send("c/sleep", {"seconds": 3})
+        run_id = run_of(weir, event_id)
+        wait_until(lambda: any(h["kind"] == "sleep" for h in weir.run(run_id)["history"]))
+        weir.kill()  # SIGKILL: no drain, no goodbye to the worker
+        weir.start()
+        run = weir.finished_run(event_id, timeout=60)
+    finally:
+        worker.stop()
+        weir.stop()
+    assert run["status"] == "Completed" and run["output"] == "woke"
+    steps = Counter(e["step"] for e in worker.entries("step") if e["run"] == run_id)
+    assert steps == {"before": 1, "after": 1}
