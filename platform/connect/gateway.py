@@ -31,6 +31,7 @@ MISSED_HEARTBEATS = 3  # a connection silent this many heartbeats is dead
 HANDSHAKE_S = 10.0  # from the socket opening to the worker's apps
 ACK_S = 10.0  # from sending a request to the worker acknowledging it
 SESSION_S = 60.0  # a session token from /v0/connect/start must be used this soon
+MAX_SESSIONS = 10_000  # unused sessions kept at most: a flood of starts cannot fill memory
 WORKER_WAIT_S = 15.0  # a call waits this long for a worker (the SDK reconnects within 5 s)
 PROTOCOL = "v0.connect.inngest.com"  # the WebSocket subprotocol the SDK asks for
 
@@ -115,6 +116,8 @@ class Gateway:
     def start_session(self, gateway_endpoint: str) -> wire.StartResponse:
         now = _now()
         self._sessions = {t: s for t, s in self._sessions.items() if s[1] > now}
+        while len(self._sessions) >= MAX_SESSIONS:  # the oldest unused one goes first
+            self._sessions.pop(next(iter(self._sessions)))
         connection_id, token = secrets.token_hex(16), secrets.token_urlsafe(32)
         self._sessions[token] = (connection_id, now + SESSION_S)
         return wire.StartResponse(connection_id, gateway_endpoint, "weir", token, token)
