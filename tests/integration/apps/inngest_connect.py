@@ -2,6 +2,7 @@
 nothing listens on a port. Each step body appends a journal line, so tests count executions.
 
 Run as `python -m tests.integration.apps.inngest_connect`; INNGEST_DEV points it at Weir.
+`app` serves the same functions over HTTP (uvicorn), which bench/bench_connect.py compares.
 """
 
 import asyncio
@@ -10,6 +11,8 @@ import os
 from typing import Any
 
 import inngest
+import inngest.fast_api
+from fastapi import FastAPI
 from inngest.connect import connect
 
 from tests.integration.apps.journal import note
@@ -18,8 +21,11 @@ client = inngest.Inngest(app_id=os.environ.get("APP_ID", "connectapp"))
 STEP_S = float(os.environ.get("STEP_SECONDS", "0"))  # how long each "slow" step works
 
 
+PREFIX = os.environ.get("EVENT_PREFIX", "c")  # the bench gives its HTTP twin other events
+
+
 def trigger(name: str) -> inngest.TriggerEvent:
-    return inngest.TriggerEvent(event=name)
+    return inngest.TriggerEvent(event=name.replace("c/", f"{PREFIX}/", 1))
 
 
 @client.create_function(fn_id="steps", trigger=trigger("c/steps"))
@@ -85,6 +91,8 @@ async def slow(ctx: inngest.Context) -> list[int]:
 
 
 FUNCTIONS = [steps, sleeper, waiter, flaky, slow]
+app = FastAPI()
+inngest.fast_api.serve(app, client, FUNCTIONS)
 
 
 async def main() -> None:
