@@ -155,7 +155,7 @@ class Gateway:
             await socket.close(1008, f"no WORKER_CONNECT within {HANDSHAKE_S:.0f} s")
             return None
         except wire.WireError as exc:
-            await socket.close(1002, f"bad handshake: {exc}"[:120])
+            await socket.close(1002, _reason(f"bad handshake: {exc}"))
             return None
         if not self._take_session(hello.session_token, hello.connection_id):
             await socket.close(1008, "unknown or expired session: call /v0/connect/start first")
@@ -187,8 +187,8 @@ class Gateway:
                 log.warning("Connect sync of %s failed: %s", app.app_name, exc)
                 with contextlib.suppress(SocketClosed):
                     await socket.send(Message(Kind.SYNC_FAILED, str(exc).encode()).encode())
-                # a close reason is at most 123 bytes: the whole error is in the log
-                await socket.close(1008, f"sync of app {app.app_name!r} failed: {exc}"[:120])
+                # the whole error is in the log and SYNC_FAILED; the close reason is short
+                await socket.close(1008, _reason(f"sync of app {app.app_name!r} failed: {exc}"))
                 return None
             apps[str(result["app_id"])] = app.app_name
         return apps
@@ -376,6 +376,11 @@ def _sync_payload(hello: wire.WorkerConnect, app: wire.AppConfiguration) -> dict
     if app.app_version:
         payload["appVersion"] = app.app_version
     return payload
+
+
+def _reason(text: str) -> str:
+    """A close reason fits 123 bytes of UTF-8 (RFC 6455); longer ones are cut, whole chars."""
+    return text.encode()[:123].decode(errors="ignore")
 
 
 def _cap(hello: wire.WorkerConnect) -> int | None:
