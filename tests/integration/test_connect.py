@@ -76,10 +76,10 @@ def run_of(weir: WeirServer, event_id: str) -> str:
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WeirServer, ConnectWorker]]:
     tmp = tmp_path_factory.mktemp("connect")
     weir = Weir(tmp)
-    weir.start()
     worker = ConnectWorker(tmp, weir.url, "connectapp", step_s=8.0)
-    worker.start()
-    try:
+    try:  # started inside: a server slow to start is still stopped
+        weir.start()
+        worker.start()
         wait_until(lambda: connected(weir, "connectapp"), timeout=30)
         yield weir, worker
     finally:
@@ -158,10 +158,10 @@ def _phases(worker: ConnectWorker, run_id: str, step: int) -> list[str]:
 
 def test_a_weir_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> None:
     weir = Weir(tmp_path)
-    weir.start()
     worker = ConnectWorker(tmp_path, weir.url, "restartapp", step_s=1.5)
-    worker.start()
     try:
+        weir.start()
+        worker.start()
         wait_until(lambda: connected(weir, "restartapp"), timeout=30)
         event_id = weir.send("c/slow", {"steps": 4})
         run_id = run_of(weir, event_id)
@@ -181,11 +181,11 @@ def test_a_weir_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> Non
 
 def test_a_worker_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> None:
     weir = Weir(tmp_path)
-    weir.start()
     first = ConnectWorker(tmp_path, weir.url, "workerapp", step_s=1.5)
-    first.start()
     second = ConnectWorker(tmp_path, weir.url, "workerapp", step_s=1.5)
     try:
+        weir.start()
+        first.start()
         wait_until(lambda: connected(weir, "workerapp"), timeout=30)
         event_id = weir.send("c/slow", {"steps": 4})
         run_id = run_of(weir, event_id)
@@ -230,12 +230,12 @@ class StartedWeir(Weir):
 
 def test_weir_start_admits_only_a_worker_holding_the_signing_key(tmp_path: Path) -> None:
     weir = StartedWeir(tmp_path)
-    weir.start()
     impostor = ConnectWorker(
         tmp_path, weir.url, "impostor", signing_key="signkey-prod-" + "77" * 32
     )
     worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
     try:
+        weir.start()
         impostor.start()
         worker.start()
         wait_until(lambda: connected(weir, "cloudapp", ADMIN), timeout=30)
@@ -258,11 +258,11 @@ def test_a_worker_killed_mid_step_loses_its_lease_and_the_step_runs_again(
     tmp_path: Path,
 ) -> None:
     weir = Weir(tmp_path)
-    weir.start()
     first = ConnectWorker(tmp_path, weir.url, "killedapp", step_s=3.0)
-    first.start()
     second = ConnectWorker(tmp_path, weir.url, "killedapp", step_s=3.0)
     try:
+        weir.start()
+        first.start()
         wait_until(lambda: connected(weir, "killedapp"), timeout=30)
         event_id = weir.send("c/slow", {"steps": 2})
         run_id = run_of(weir, event_id)
@@ -271,6 +271,7 @@ def test_a_worker_killed_mid_step_loses_its_lease_and_the_step_runs_again(
         second.start()
         run = weir.finished_run(event_id, timeout=90)
     finally:
+        first.stop()
         second.stop()
         weir.stop()
     assert run["status"] == "Completed"
@@ -284,10 +285,10 @@ def test_weir_killed_while_a_run_sleeps_resumes_it_with_the_reconnected_worker(
     tmp_path: Path,
 ) -> None:
     weir = Weir(tmp_path)
-    weir.start()
     worker = ConnectWorker(tmp_path, weir.url, "sleepapp")
-    worker.start()
     try:
+        weir.start()
+        worker.start()
         wait_until(lambda: connected(weir, "sleepapp"), timeout=30)
         event_id = weir.send("c/sleep", {"seconds": 3})
         run_id = run_of(weir, event_id)
