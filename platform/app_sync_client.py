@@ -6,10 +6,16 @@ from collections.abc import Iterator
 from weir.platform import app_hosts
 from weir.platform.executor import app_errors, signing
 from weir.platform.executor.http import AppClient, Redirected, TransportError
+from weir.platform.functions import is_connect_url
 from weir.platform.settings import Settings
 
 
 async def request_sync(client: AppClient, url: str, settings: Settings) -> str | None:
+    if is_connect_url(url):  # nothing listens there: the worker dials Weir (protocol.md §13)
+        return (
+            f"{url} is a Connect app: it syncs each time its worker connects, so restart the "
+            "worker (inngest.connect) to sync it again"
+        )
     refused = app_hosts.url_problem(url, settings.allowed_app_hosts)
     if refused:
         return refused  # never even contacted

@@ -1,6 +1,7 @@
 """`weir dev` and `weir start`: every setting as a flag and a WEIR_* environment variable."""
 
 import argparse
+import logging
 import os
 import signal
 import socket
@@ -397,7 +398,22 @@ def _serve(settings: Settings, listener: socket.socket, make_app: AppFactory) ->
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     server.run(sockets=[listener])  # bound by main before anything started
     if not server.started:
         sys.exit(3)  # the app failed to start: uvicorn.run's exit code for it
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, giving the app a turn before it closes the open connections: the app
+    sets `app.state.before_shutdown` (Connect calls in flight ride on inbound sockets)."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = getattr(self.config.app, "state", None)
+        before = getattr(state, "before_shutdown", None)
+        if before is not None:
+            try:
+                await before()
+            except Exception:
+                logging.getLogger("weir").exception("draining before shutdown failed")
+        await super().shutdown(sockets)

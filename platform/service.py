@@ -16,6 +16,8 @@ from weir.expressions import configure_budget
 from weir.platform import ingest_workers
 from weir.platform.app_sync_client import request_sync, retry_delays
 from weir.platform.clock import Clock, SystemClock
+from weir.platform.connect.gateway import Gateway
+from weir.platform.connect.transport import ConnectTransport
 from weir.platform.executor import ai
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
@@ -67,6 +69,9 @@ class Platform:
         )
         # start mode trusts only signed answers (docs/protocol.md §12.2); dev mode trusts any
         self.driver.verify_keys = () if settings.dev else settings.signing_keys
+        # apps that connect out to Weir over a WebSocket (inngest.connect): synced like any app
+        self.gateway = Gateway(self.register)
+        self.driver.connect = ConnectTransport(self.gateway, settings.app_timeout_s)
         self.scheduler = Scheduler(
             self.db,
             self.clock,
@@ -164,8 +169,22 @@ class Platform:
             await self._task
         if self._retention is not None:
             await self._retention
+        await self.gateway.close()  # after the drain: calls in flight had their workers
         await self.client.close()
         self.db.close()
+
+    async def drain_connect(self) -> None:
+        """Called on SIGTERM before the HTTP server closes its connections: Connect workers'
+        sockets are among them, so the calls in flight over them finish first (within the
+        shutdown grace, as `stop` would), then the workers are told to reconnect."""
+        if not self.gateway.conns:
+            return  # nothing rides on the server's connections: `stop` drains as ever
+        self.ready = False
+        self._stop.set()
+        self.scheduler.wake()
+        if self._task is not None:
+            await self._task
+        await self.gateway.close()
 
     async def reload(self) -> None:
         rows, version = await self.db.read(

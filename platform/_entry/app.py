@@ -10,6 +10,7 @@ from weir.platform import banner, cli
 from weir.platform.api import (
     actions,
     auth,
+    connect,
     events,
     gql,
     health,
@@ -33,6 +34,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         weir = Platform(settings, clock)
         app.state.platform = weir
+        app.state.before_shutdown = weir.drain_connect  # the CLI's server runs it on SIGTERM
         await weir.start()
         await banner.announce(weir)
         try:
@@ -50,6 +52,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         actions.router,
         run_state.router,
         gql.router,
+        connect.router,
     )
     for router in routers:
         app.include_router(router)

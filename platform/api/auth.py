@@ -4,8 +4,9 @@ One ASGI middleware in front of every route, so a route added later is protected
 is named here as open. Paths fall into four kinds:
 - open: health probes, static files, the login page; the event API, which checks the event
   key in its path itself (api/events.py);
-- sdk: /fn/register and /v0/runs/... need `Authorization: Bearer` with a signing key, raw or
-  as the SDK's hash (docs/protocol.md §12.3) — that is how an app proves it holds the key;
+- sdk: /fn/register, /v0/runs/... and /v0/connect/... need `Authorization: Bearer` with a
+  signing key, raw or as the SDK's hash (docs/protocol.md §12.3) — that is how an app proves
+  it holds the key;
 - api (REST, GraphQL, the UI's JSON): the admin token as Bearer, user:password as Basic, or
   a UI session cookie; without one, 401;
 - ui (everything else): a session cookie (or the token); without one, a redirect to /login.
@@ -35,7 +36,7 @@ from weir.platform.store import gatestate
 OPEN_PATHS = frozenset({"/health", "/login"})
 OPEN_PREFIXES = ("/health/", "/static/", "/e/")
 SDK_PATHS = frozenset({"/fn/register"})
-SDK_PREFIXES = ("/v0/runs/",)
+SDK_PREFIXES = ("/v0/runs/", "/v0/connect/")
 API_PREFIXES = ("/v0/", "/v1/", "/ui/api/", "/fn/", "/metrics", "/openapi.json")
 LOGIN_PATH = "/login"
 REVOKED = "session"  # gate_state rows naming a logged-out session's nonce until it expires

@@ -35,6 +35,8 @@ from weir.platform.executor.response import (
     classify,
     failed,
 )
+from weir.platform.executor.transport import AppRequest, Transport
+from weir.platform.functions import is_connect_url
 from weir.platform.ingest import LARGE_EVENT_BYTES
 from weir.platform.registry import Function, Registry
 from weir.platform.store import event_records, run_records, step_records
@@ -93,6 +95,7 @@ EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
 
 class Driver:
     verify_keys: tuple[str, ...] = ()  # start mode: answers must be signed with one of these
+    connect: Transport | None = None  # calls to functions of Connect workers (docs/protocol.md §13)
 
     def __init__(
         self,
@@ -168,7 +171,7 @@ class Driver:
             trust.binds_answers(fn.app_sdk),
         )
         try:
-            raw = await self._send(item, step_url(fn.url, item.step_id), body, headers)
+            raw = await self._send(item, fn, body, headers)
         except Redirected as exc:
             return failed("Redirected", str(exc))
         except TransportError as exc:
@@ -177,15 +180,19 @@ class Driver:
             return None
         if failure := app_errors.non_sdk_failure(fn.url, raw):
             return failure
+        # A Connect worker's socket was opened with the signing key (/v0/connect/start), and
+        # the SDK signs no answer sent over it: the channel vouches for its answers.
+        keys = () if is_connect_url(fn.url) else self.verify_keys
         if len(raw.body) < JUDGE_ON_LOOP_BYTES:
-            return self._judge(raw, state, sent)
-        return await asyncio.to_thread(self._judge, raw, state, sent)  # parsing a big answer
+            return self._judge(raw, state, sent, keys)
+        return await asyncio.to_thread(self._judge, raw, state, sent, keys)  # a big answer
 
     async def _send(
-        self, item: q.Claimed, url: str, body: bytes, headers: dict[str, str]
+        self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]
     ) -> RawResponse | None:
-        """POST the request, abortable through `abort`; None if it was aborted."""
-        request = asyncio.ensure_future(self.client.request("POST", url, body, headers))
+        """POST the request (over HTTP, or a Connect worker's socket), abortable through
+        `abort`; None if it was aborted."""
+        request = asyncio.ensure_future(self._carry(item, fn, body, headers))
         calls = self._calls.setdefault(item.run_id or "", set())
         calls.add(request)
         try:
@@ -200,10 +207,22 @@ class Driver:
             if not calls:
                 self._calls.pop(item.run_id or "", None)
 
-    def _judge(self, raw: RawResponse, state: CallState, sent: trust.Sent) -> Outcome:
+    async def _carry(
+        self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]
+    ) -> RawResponse:
+        if not is_connect_url(fn.url):
+            return await self.client.request("POST", step_url(fn.url, item.step_id), body, headers)
+        if self.connect is None:
+            raise TransportError("this Weir process does not serve Connect")
+        request = AppRequest(fn, body, headers, item.step_id, item.run_id or "", str(item.id))
+        return await self.connect.send(request)
+
+    def _judge(
+        self, raw: RawResponse, state: CallState, sent: trust.Sent, keys: tuple[str, ...]
+    ) -> Outcome:
         """The answer as an outcome: only if signed for this request (start mode), and within
         the size limits."""
-        refused = trust.unverified(raw, self.verify_keys, sent, self.clock.now_ms() // 1000)
+        refused = trust.unverified(raw, keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused
         return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)

@@ -17,11 +17,13 @@ from weir.platform.functions.config import (
     Timeouts,
     Trigger,
 )
+from weir.platform.functions.connect_url import CONNECT_URL, is_connect_url
 from weir.platform.functions.durations import parse_duration_ms
 from weir.platform.functions.matching import trigger_patterns
 from weir.platform.functions.sync_parse import parse_sync
 
 __all__ = [
+    "CONNECT_URL",
     "AppSync",
     "Batching",
     "CancelOn",
@@ -37,6 +39,7 @@ __all__ = [
     "Throttle",
     "Timeouts",
     "Trigger",
+    "is_connect_url",
     "parse_duration_ms",
     "parse_sync",
     "trigger_patterns",

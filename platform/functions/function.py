@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from weir.platform.functions import options
 from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, FunctionConfig
+from weir.platform.functions.connect_url import is_connect_url
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
 from weir.platform.functions.problems import Issues
 from weir.platform.functions.triggers import read_triggers
@@ -82,7 +83,7 @@ def _read_url(issues: Issues, step: Mapping[str, Any] | None) -> str:
         return ""
     runtime = read_object(issues, step.get("runtime"), "steps.step.runtime")
     url = None if runtime is None else runtime.get("url")
-    if runtime is not None and not is_http_url(url):
+    if runtime is not None and not (is_http_url(url) or is_connect_url(url)):
         refuse(issues, "steps.step.runtime.url", "an http:// or https:// URL", url)
     return url if isinstance(url, str) else ""
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from weir.platform.functions.config import AppSync, FunctionConfig
+from weir.platform.functions.connect_url import is_connect_url
 from weir.platform.functions.fields import read_list, read_object, read_text, refuse
 from weir.platform.functions.function import function_label, is_http_url, read_function
 from weir.platform.functions.problems import Issues, SyncError
@@ -59,7 +60,7 @@ def _optional_text(app: Issues, value: Any, option: str, max_length: int = MAX_L
 
 
 def _read_app_url(app: Issues, value: Any) -> str:
-    if not is_http_url(value):
+    if not (is_http_url(value) or is_connect_url(value)):  # wss://connect: a Connect worker
         refuse(app, "url", "the app's http:// or https:// serve URL", value)
     return value if isinstance(value, str) else ""
 

@@ -1,0 +1,87 @@
+"""Connect (docs/protocol.md §13): the session start, the workers' WebSocket, reply flushes.
+
+Start mode guards `/v0/connect/start` and `/v0/connect/flush` like the SDK's other calls
+(the signing key as Bearer, api/auth.py); the socket itself is admitted by the one-time
+session token the start handed out, which the worker sends in its first message.
+"""
+
+import contextlib
+
+from fastapi import APIRouter, Depends, Request, WebSocket
+from fastapi.responses import JSONResponse, Response
+from starlette.websockets import WebSocketDisconnect
+from weir.platform.api.bodies import BodyTooLarge, read_capped
+from weir.platform.api.deps import platform
+from weir.platform.connect import wire
+from weir.platform.connect.gateway import PROTOCOL, SocketClosed
+from weir.platform.executor.response import MAX_RESPONSE_BYTES
+from weir.platform.service import Platform
+
+router = APIRouter()
+GATEWAY_PATH = "/v0/connect/gateway"
+MAX_START_BYTES = 64 * 1024  # a list of gateways to avoid
+PROTOBUF = "application/protobuf"
+
+
+@router.post("/v0/connect/start", include_in_schema=False)
+async def start(request: Request, weir: Platform = Depends(platform)) -> Response:
+    try:
+        wire.check_start_request(await read_capped(request, MAX_START_BYTES, "start request"))
+    except BodyTooLarge as exc:
+        return JSONResponse({"error": str(exc)}, 413)
+    except wire.WireError as exc:
+        return JSONResponse({"error": f"the start request is not a StartRequest: {exc}"}, 400)
+    scheme = "wss" if request.url.scheme == "https" else "ws"
+    endpoint = str(request.url.replace(scheme=scheme, path=GATEWAY_PATH, query=""))
+    return Response(weir.gateway.start_session(endpoint).encode(), media_type=PROTOBUF)
+
+
+@router.post("/v0/connect/flush", include_in_schema=False)
+async def flush(request: Request, weir: Platform = Depends(platform)) -> Response:
+    """A reply the worker could not get acknowledged over its socket, sent again over HTTP."""
+    try:
+        reply = wire.Reply.decode(await read_capped(request, MAX_RESPONSE_BYTES, "reply"))
+    except BodyTooLarge as exc:
+        return JSONResponse({"error": str(exc)}, 413)
+    except wire.WireError as exc:
+        return JSONResponse({"error": f"the flushed reply is not an SDKResponse: {exc}"}, 400)
+    weir.gateway.take_reply(reply)  # a reply no call waits for any more is dropped
+    return Response(b"", media_type=PROTOBUF)
+
+
+@router.websocket(GATEWAY_PATH)
+async def gateway(websocket: WebSocket) -> None:
+    weir: Platform = websocket.app.state.platform
+    offered = websocket.scope.get("subprotocols") or []
+    await websocket.accept(subprotocol=PROTOCOL if PROTOCOL in offered else None)
+    await weir.gateway.serve(_Socket(websocket))
+
+
+class _Socket:
+    """Starlette's WebSocket as the gateway's Socket: binary frames, one closed error."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self.websocket.send_bytes(data)
+        except (WebSocketDisconnect, RuntimeError, OSError) as exc:
+            raise SocketClosed(str(exc)) from exc
+
+    async def receive(self) -> bytes:
+        while True:
+            try:
+                message = await self.websocket.receive()
+            except (RuntimeError, OSError) as exc:
+                raise SocketClosed(str(exc)) from exc
+            if message["type"] == "websocket.disconnect":
+                raise SocketClosed("the worker closed the socket")
+            data = message.get("bytes")
+            if data is not None:
+                return bytes(data)
+            # a text frame: the protocol is binary, so it is skipped
+
+    async def close(self, code: int, reason: str) -> None:
+        with contextlib.suppress(RuntimeError, OSError):
+            await self.websocket.close(code, reason)
