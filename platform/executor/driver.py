@@ -17,7 +17,13 @@ from sqlalchemy import Connection, select
 from weir.platform.clock import Clock
 from weir.platform.executor import app_errors, limits, signing, trust
 from weir.platform.executor.http import AppClient, Redirected, TransportError
-from weir.platform.executor.request import CallState, attempts_allowed, build_body, step_url
+from weir.platform.executor.request import (
+    CallState,
+    attempts_allowed,
+    build_body,
+    job_id,
+    step_url,
+)
 from weir.platform.executor.response import (
     AttemptFailed,
     Outcome,
@@ -27,7 +33,7 @@ from weir.platform.executor.response import (
     failed,
 )
 from weir.platform.registry import Function, Registry
-from weir.platform.store import event_records, run_records, step_records
+from weir.platform.store import event_records, fifo, run_records, step_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
@@ -56,7 +62,8 @@ def load_call_state(
         return None
     if events is None:
         events = event_records.load_event_payloads(conn, list(run.event_ids))
-    return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
+    memos = step_records.list_steps(conn, run_id)
+    return CallState(run, events, memos, fifo.run_fences(conn, run_id, run.keys))
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
@@ -130,7 +137,7 @@ class Driver:
             )
         except rfc8785.CanonicalizationError as exc:
             return unsendable(exc)
-        headers = self._headers(item, body)
+        headers = self._headers(item, body, state.fences)
         sent = trust.Sent(
             headers.get("x-inngest-signature", ""),
             self.clock.now_ms() // 1000,
@@ -177,12 +184,12 @@ class Driver:
             return refused
         return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)
 
-    def _headers(self, item: q.Claimed, body: bytes) -> dict[str, str]:
+    def _headers(self, item: q.Claimed, body: bytes, fences: dict[str, int]) -> dict[str, str]:
         headers = {
             "content-type": "application/json",
             "x-run-id": item.run_id or "",
             "x-request-id": secrets.token_hex(8),
-            "x-inngest-job-id": str(item.id),
+            "x-inngest-job-id": job_id(item.id, fences),
             "x-inngest-step-id": item.step_id,
             "x-inngest-req-version": "2",
         }

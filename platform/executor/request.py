@@ -1,6 +1,6 @@
 """Building the invocation request for a run (docs/protocol.md §7)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -20,6 +20,7 @@ class CallState:
     run: Run
     events: list[dict[str, Any]]
     memos: list[Step]  # in completion order
+    fences: dict[str, int] = field(default_factory=dict)  # fencing tokens the run holds, by scope
 
 
 def attempts_allowed(fn: Function) -> int:
@@ -61,8 +62,16 @@ def _body(
             "use_api": use_api,
             "fn_id": fn_id,
             "step_id": step_id,
+            **({"fences": state.fences} if state.fences else {}),
         },
         "use_api": use_api,
         "version": REQUEST_VERSION,
     }
     return bytes(rfc8785.dumps(body))
+
+
+def job_id(item_id: int, fences: dict[str, int]) -> str:
+    """The `x-inngest-job-id` header: the queue item's id, then `;scope=token` for each fencing
+    token the run holds (the official SDK hands this text to the function as `ctx.job_id`)."""
+    tokens = [f"{scope}={token}" for scope, token in sorted(fences.items())]
+    return ";".join([str(item_id), *tokens])

@@ -1,0 +1,145 @@
+"""FIFO lanes in the store: who holds each lane, the runs queued behind it, and its fencing
+counter.
+
+A run that joins a free lane holds it at once; otherwise it is numbered (`next_seq`, taken
+under the lane row's lock, so the numbers follow commit order: two producers cannot interleave
+a lane) and waits in `fifo_members` without any queue item, so queued members cost the claimer
+nothing. When the holder ends, the member with the lowest number becomes the holder in the
+same transaction, and the lane's `fence` goes up by one: a token that only ever grows per lane,
+across processes and restarts (the lane row is never deleted).
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store.schema import fifo_lanes, fifo_members
+
+LANE_KEY = "lane"  # where a run's `keys` name its lane: {"key": text, "hash": lane}
+
+
+def _p(name: str) -> Any:
+    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
+
+
+_NEW_LANE = {
+    "sqlite": sqlite.insert(fifo_lanes).on_conflict_do_nothing(),
+    "postgresql": postgresql.insert(fifo_lanes).on_conflict_do_nothing(),
+}
+_LANE = select(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq).where(
+    fifo_lanes.c.lane == _p("lane")
+)
+_LANE_LOCKED = _LANE.with_for_update()
+_HOLD = (
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(holder=_p("holder"), fence=fifo_lanes.c.fence + 1)
+    .returning(fifo_lanes.c.fence)
+)
+_FREE = update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(holder=None)
+_NEXT_SEQ = (
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(next_seq=fifo_lanes.c.next_seq + 1)
+)
+_ADD_MEMBER = insert(fifo_members)
+_FIRST_MEMBER = (
+    select(fifo_members)
+    .where(fifo_members.c.lane == _p("lane"))
+    .order_by(fifo_members.c.seq)
+    .limit(1)
+)
+_DROP_MEMBER = delete(fifo_members).where(
+    fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _p("seq")
+)
+_DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
+_HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
+_FENCE = select(fifo_lanes.c.fence).where(
+    fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run")
+)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run's place in its lane: it holds the lane (with its fence), or waits behind `holder`."""
+
+    holder: str
+    fence: int | None  # set when the run itself became the holder
+
+    @property
+    def holds(self) -> bool:
+        return self.fence is not None
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """The run that has just been given the lane, and what its first call needs."""
+
+    run_id: str
+    fence: int
+    start_at: int
+    payload: dict[str, Any]
+
+
+def join(
+    conn: Connection,
+    lane: str,
+    key: str,
+    run_id: str,
+    start_at: int,
+    payload: dict[str, Any],
+) -> Joined:
+    """Put a new run in its lane: holder if the lane is free, else last in line."""
+    conn.execute(_NEW_LANE[conn.dialect.name], {"lane": lane, "key": key})
+    row = conn.execute(_LANE_LOCKED, {"b_lane": lane}).one()  # waits for a producer ahead
+    if row.holder is None:
+        fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": run_id}).scalar_one()
+        return Joined(holder=run_id, fence=int(fence))
+    member = {
+        "lane": lane,
+        "seq": int(row.next_seq),
+        "run_id": run_id,
+        "start_at": start_at,
+        "payload": json.dumps(payload),
+    }
+    conn.execute(_ADD_MEMBER, member)
+    conn.execute(_NEXT_SEQ, {"b_lane": lane})
+    return Joined(holder=str(row.holder), fence=None)
+
+
+def holder(conn: Connection, lane: str) -> str | None:
+    value = conn.execute(_HOLDER, {"b_lane": lane}).scalar()
+    return None if value is None else str(value)
+
+
+def leave(conn: Connection, lane: str, run_id: str) -> Handoff | None:
+    """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
+    new fence), or the lane is free; a run that ended while queued just leaves the line."""
+    row = conn.execute(_LANE_LOCKED, {"b_lane": lane}).first()
+    if row is None or row.holder != run_id:
+        conn.execute(_DROP_RUN, {"b_run": run_id})
+        return None
+    nxt = conn.execute(_FIRST_MEMBER, {"b_lane": lane}).first()
+    if nxt is None:
+        conn.execute(_FREE, {"b_lane": lane})
+        return None
+    conn.execute(_DROP_MEMBER, {"b_lane": lane, "b_seq": nxt.seq})
+    fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": nxt.run_id}).scalar_one()
+    return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
+
+
+def fence(conn: Connection, lane: str, run_id: str) -> int | None:
+    """The lane's fencing token if `run_id` holds the lane; None otherwise."""
+    value = conn.execute(_FENCE, {"b_lane": lane, "b_run": run_id}).scalar()
+    return None if value is None else int(value)
+
+
+def run_fences(conn: Connection, run_id: str, keys: dict[str, Any]) -> dict[str, int]:
+    """The fencing tokens the run holds now, by scope ({} if it holds none)."""
+    lane = keys.get(LANE_KEY)
+    if not isinstance(lane, dict):
+        return {}
+    token = fence(conn, str(lane["hash"]), run_id)
+    return {} if token is None else {LANE_KEY: token}
