@@ -8,6 +8,7 @@ from sqlalchemy import delete
 from sqlalchemy import event as sa_event
 from weir.platform.functions import Lane
 from weir.platform.functions.config import ConcurrencyLimit
+from weir.platform.reads import runs as reads_runs
 from weir.platform.runtime import runs as run_ops
 from weir.platform.store import fifo, gates_ops
 from weir.platform.store import queue as q
@@ -207,3 +208,18 @@ def test_lanes_keep_concurrency_limits_too(database_url: str) -> None:
         claimed = q.claim(conn, NOON, 10, 30 * S)
     assert [i.run_id for i in claimed] == [a1.id]  # b waits for the slot, a2 for its lane
     assert event_ids(a2) and a2.waiting is not None
+
+
+def test_a_queued_run_names_the_current_holder_when_read(database_url: str) -> None:
+    h = laned(database_url)
+    h.burst(NOON, [{"c": "x"}] * 3)
+    first, second, third = h.runs()
+    end(h, first.id, NOON + S)
+    assert h.run(third.id).waiting["holder_run_id"] == first.id  # as stored when it joined
+    with h.engine.connect() as conn:
+        shown = reads_runs.run(conn, third.id)
+        view = reads_runs.run_view(conn, third.id)
+    assert shown is not None and shown.waiting is not None
+    assert shown.waiting["holder_run_id"] == second.id
+    assert f"queued behind run {second.id}" in shown.waiting["words"]
+    assert view is not None and view.run.waiting == shown.waiting
