@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import fifo_lanes, fifo_members
 
@@ -38,21 +38,31 @@ _HOLD = (
     .values(holder=_p("holder"), fence=fifo_lanes.c.fence + 1)
     .returning(fifo_lanes.c.fence)
 )
-_FREE = update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(holder=None)
+# Locks the lane row whoever leaves (so leaving runs and joining runs of a lane take turns on
+# PostgreSQL), and ends the hold if the run is the holder: the holder left is NULL then.
+_LET_GO = (
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(holder=case((fifo_lanes.c.holder == _p("run"), None), else_=fifo_lanes.c.holder))
+    .returning(fifo_lanes.c.holder)
+)
 _NEXT_SEQ = (
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
     .values(next_seq=fifo_lanes.c.next_seq + 1)
 )
 _ADD_MEMBER = insert(fifo_members)
-_FIRST_MEMBER = (
-    select(fifo_members)
+_FIRST_SEQ = (
+    select(fifo_members.c.seq)
     .where(fifo_members.c.lane == _p("lane"))
     .order_by(fifo_members.c.seq)
     .limit(1)
+    .scalar_subquery()
 )
-_DROP_MEMBER = delete(fifo_members).where(
-    fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _p("seq")
+_POP_FIRST = (
+    delete(fifo_members)
+    .where(fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _FIRST_SEQ)
+    .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
 )
 _DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
 _HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
@@ -117,15 +127,13 @@ def holder(conn: Connection, lane: str) -> str | None:
 def leave(conn: Connection, lane: str, run_id: str) -> Handoff | None:
     """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
     new fence), or the lane is free; a run that ended while queued just leaves the line."""
-    row = conn.execute(_LANE_LOCKED, {"b_lane": lane}).first()
-    if row is None or row.holder != run_id:
-        conn.execute(_DROP_RUN, {"b_run": run_id})
+    row = conn.execute(_LET_GO, {"b_lane": lane, "b_run": run_id}).first()
+    if row is None or row.holder is not None:
+        conn.execute(_DROP_RUN, {"b_run": run_id})  # it was queued, not the holder
         return None
-    nxt = conn.execute(_FIRST_MEMBER, {"b_lane": lane}).first()
+    nxt = conn.execute(_POP_FIRST, {"b_lane": lane}).first()
     if nxt is None:
-        conn.execute(_FREE, {"b_lane": lane})
-        return None
-    conn.execute(_DROP_MEMBER, {"b_lane": lane, "b_seq": nxt.seq})
+        return None  # nobody in line: the lane stays free
     fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": nxt.run_id}).scalar_one()
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
 
