@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -38,7 +40,7 @@ from weir.platform.store.database import make_engine  # noqa: E402
 from weir.platform.store.migrate import upgrade  # noqa: E402
 
 from bench.bench_flow import throughput  # noqa: E402
-from tests.integration.harness import AppServer, WeirServer  # noqa: E402
+from tests.integration.harness import AppServer, Process, WeirServer, wait_until  # noqa: E402
 
 T0 = 1_800_000_000_000
 
@@ -48,7 +50,8 @@ def end_to_end(rounds: int, n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         weir = WeirServer(Path(tmp))
         app = AppServer(Path(tmp), "bench.lane_app", "lanebench", weir.url)
-        weir.start()
+        Process.start(weir)  # a busy machine may need longer than the harness waits
+        wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
         app.start()
         try:
             app.sync()

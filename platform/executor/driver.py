@@ -63,7 +63,7 @@ def load_call_state(
     if events is None:
         events = event_records.load_event_payloads(conn, list(run.event_ids))
     memos = step_records.list_steps(conn, run_id)
-    return CallState(run, events, memos, fifo.run_fences(conn, run_id, run.keys))
+    return CallState(run, events, memos, fifo.run_fences(run.keys))
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change

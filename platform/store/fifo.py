@@ -17,21 +17,29 @@ from sqlalchemy import Connection, bindparam, case, delete, insert, select, upda
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.schema import fifo_lanes, fifo_members
 
-LANE_KEY = "lane"  # where a run's `keys` name its lane: {"key": text, "hash": lane}
+LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
 
 
 def _p(name: str) -> Any:
     return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
 
 
-_NEW_LANE = {
-    "sqlite": sqlite.insert(fifo_lanes).on_conflict_do_nothing(),
-    "postgresql": postgresql.insert(fifo_lanes).on_conflict_do_nothing(),
-}
-_LANE = select(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq).where(
-    fifo_lanes.c.lane == _p("lane")
-)
-_LANE_LOCKED = _LANE.with_for_update()
+def _join_statement(dialect: Any) -> Any:
+    """One upsert: create the lane held by the run, or take a free lane, or take the next
+    number in line (the row stays locked until the transaction ends), returning the result."""
+    lanes = dialect.insert(fifo_lanes)
+    free = fifo_lanes.c.holder.is_(None)
+    return lanes.on_conflict_do_update(
+        index_elements=[fifo_lanes.c.lane],
+        set_={
+            "holder": case((free, lanes.excluded.holder), else_=fifo_lanes.c.holder),
+            "fence": case((free, fifo_lanes.c.fence + 1), else_=fifo_lanes.c.fence),
+            "next_seq": case((free, fifo_lanes.c.next_seq), else_=fifo_lanes.c.next_seq + 1),
+        },
+    ).returning(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq)
+
+
+_JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgresql)}
 _HOLD = (
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
@@ -45,11 +53,6 @@ _LET_GO = (
     .where(fifo_lanes.c.lane == _p("lane"))
     .values(holder=case((fifo_lanes.c.holder == _p("run"), None), else_=fifo_lanes.c.holder))
     .returning(fifo_lanes.c.holder)
-)
-_NEXT_SEQ = (
-    update(fifo_lanes)
-    .where(fifo_lanes.c.lane == _p("lane"))
-    .values(next_seq=fifo_lanes.c.next_seq + 1)
 )
 _ADD_MEMBER = insert(fifo_members)
 _FIRST_SEQ = (
@@ -102,20 +105,18 @@ def join(
     payload: dict[str, Any],
 ) -> Joined:
     """Put a new run in its lane: holder if the lane is free, else last in line."""
-    conn.execute(_NEW_LANE[conn.dialect.name], {"lane": lane, "key": key})
-    row = conn.execute(_LANE_LOCKED, {"b_lane": lane}).one()  # waits for a producer ahead
-    if row.holder is None:
-        fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": run_id}).scalar_one()
-        return Joined(holder=run_id, fence=int(fence))
+    new = {"lane": lane, "key": key, "holder": run_id, "fence": 1, "next_seq": 0}
+    row = conn.execute(_JOIN[conn.dialect.name], new).one()  # waits for a producer ahead
+    if row.holder == run_id:
+        return Joined(holder=run_id, fence=int(row.fence))
     member = {
         "lane": lane,
-        "seq": int(row.next_seq),
+        "seq": int(row.next_seq) - 1,  # the number it has just taken
         "run_id": run_id,
         "start_at": start_at,
         "payload": json.dumps(payload),
     }
     conn.execute(_ADD_MEMBER, member)
-    conn.execute(_NEXT_SEQ, {"b_lane": lane})
     return Joined(holder=str(row.holder), fence=None)
 
 
@@ -144,10 +145,9 @@ def fence(conn: Connection, lane: str, run_id: str) -> int | None:
     return None if value is None else int(value)
 
 
-def run_fences(conn: Connection, run_id: str, keys: dict[str, Any]) -> dict[str, int]:
-    """The fencing tokens the run holds now, by scope ({} if it holds none)."""
+def run_fences(keys: dict[str, Any]) -> dict[str, int]:
+    """The fencing tokens a run holds, by scope, as its keys record them ({} if none): the
+    fence is written on the run in the transaction that gives it the lane."""
     lane = keys.get(LANE_KEY)
-    if not isinstance(lane, dict):
-        return {}
-    token = fence(conn, str(lane["hash"]), run_id)
-    return {} if token is None else {LANE_KEY: token}
+    token = lane.get("fence") if isinstance(lane, dict) else None
+    return {LANE_KEY: int(token)} if isinstance(token, int) else {}

@@ -59,10 +59,10 @@ def test_only_the_holder_has_a_fence(store: Store) -> None:
     join(store, "r1")
     join(store, "r2")
     assert store.read(lambda c: fifo.fence(c, LANE, "r2")) is None
-    keys = {"lane": {"key": "acme", "hash": LANE}}
-    assert store.read(lambda c: fifo.run_fences(c, "r1", keys)) == {"lane": 1}
-    assert store.read(lambda c: fifo.run_fences(c, "r2", keys)) == {}
-    assert store.read(lambda c: fifo.run_fences(c, "r1", {})) == {}
+    assert store.read(lambda c: fifo.fence(c, LANE, "r1")) == 1
+    assert fifo.run_fences({"lane": {"key": "acme", "hash": LANE, "fence": 1}}) == {"lane": 1}
+    assert fifo.run_fences({"lane": {"key": "acme", "hash": LANE}}) == {}  # still in line
+    assert fifo.run_fences({}) == {}
 
 
 def test_lanes_are_independent(store: Store) -> None:

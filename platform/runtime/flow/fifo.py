@@ -45,9 +45,10 @@ def place(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
         return plan
     key = lane_key(cand, option)
     joined = fifo.join(tx.conn, key.hash, key.text, plan.run_id, plan.start_at, plan.start_payload)
-    keys = {**plan.keys, LANE: {"key": key.text, "hash": key.hash}}
+    lane = {"key": key.text, "hash": key.hash}
     if joined.holds:
-        return replace(plan, keys=keys)
+        return replace(plan, keys={**plan.keys, LANE: {**lane, "fence": joined.fence}})
+    keys = {**plan.keys, LANE: lane}
     why = to_json(fifo_lane.wait_reason(key.text, joined.holder))
     return replace(plan, keys=keys, held=True, waiting=why)
 
@@ -78,7 +79,8 @@ def leave(tx: Tx, run: Run) -> None:
                 nxt.score,
                 payload=handoff.payload,
             )
-            run_records.set_waiting(tx.conn, nxt.id, None)
+            held = {**nxt.keys[LANE], "fence": handoff.fence}
+            run_records.lane_handed(tx.conn, nxt.id, {**nxt.keys, LANE: held})
             return
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id)  # gone meanwhile: skip it
 

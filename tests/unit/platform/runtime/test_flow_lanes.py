@@ -119,7 +119,8 @@ def test_fences_go_up_with_every_new_holder_and_survive_an_empty_lane(database_u
     end(h, first.id, NOON + S)
     with h.engine.connect() as conn:
         assert fifo.fence(conn, lane, second.id) == 2
-        assert fifo.run_fences(conn, second.id, h.run(second.id).keys) == {"lane": 2}
+    assert fifo.run_fences(h.run(second.id).keys) == {"lane": 2}  # what its calls carry
+    assert fifo.run_fences(h.run(first.id).keys) == {"lane": 1}
     end(h, second.id, NOON + 2 * S)  # the lane is empty now
     h.restart()  # a new process: only the store remains
     h.send(NOON + 3 * S, {"c": "x"})
