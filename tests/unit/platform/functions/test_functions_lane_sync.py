@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import pytest
 from weir.platform.functions import Lane, Problem, SyncError, parse_sync
+from weir.platform.functions.describe import describe_function, describe_lane
 
 FN = "app-f"
 URL = "http://app:8000/api/inngest"
@@ -108,3 +109,15 @@ def test_a_block_given_both_ways_is_refused() -> None:
 def test_an_oversized_block_in_the_url_is_refused() -> None:
     found = problems(function(url=in_url({"lane": {"name": "x" * 20_000}})))
     assert found[0][0] == "weir" and "must be at most 16384 characters" in found[0][1]
+
+
+def test_the_functions_page_describes_a_lane() -> None:
+    assert describe_lane(Lane("event.data.c", None)) == (
+        "lane: one run at a time per event.data.c, in the order runs were created"
+    )
+    assert describe_lane(Lane(None, "billing")) == (
+        "lane: one run at a time, in the order runs were created, shared with every function "
+        "naming lane 'billing'"
+    )
+    config = sync(function(weir={"lane": {"key": "event.data.c"}}))
+    assert describe_lane(Lane("event.data.c", None)) in describe_function(config)
