@@ -23,6 +23,7 @@ from weir.platform.executor.request import (
     build_body,
     job_id,
     step_url,
+    with_claim_fences,
 )
 from weir.platform.executor.response import (
     AttemptFailed,
@@ -127,6 +128,7 @@ class Driver:
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
         """The call's outcome; None if it was aborted."""
+        state = with_claim_fences(state, item.fences)
         try:
             body = build_body(
                 state,

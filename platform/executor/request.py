@@ -1,6 +1,6 @@
 """Building the invocation request for a run (docs/protocol.md §7)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -27,6 +27,20 @@ def attempts_allowed(fn: Function) -> int:
     """Its first attempt and its retries: the request's ctx.max_attempts, and when a failed
     attempt is the last one."""
     return fn.config.retries + 1
+
+
+def with_claim_fences(state: CallState, claimed: dict[str, int]) -> CallState:
+    """Add the tokens this call's claim took (concurrency keys with limit 1, by key hash),
+    named as the run's keys name the limits: `concurrency0`, `concurrency1`."""
+    if not claimed:
+        return state
+    named = dict(state.fences)
+    for name, entry in state.run.keys.items():
+        if name.startswith("concurrency") and isinstance(entry, dict):
+            token = claimed.get(str(entry.get("hash")))
+            if token is not None:
+                named[name] = token
+    return replace(state, fences=named)
 
 
 def step_url(url: str, step_id: str) -> str:

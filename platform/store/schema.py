@@ -206,6 +206,15 @@ fifo_members = Table(
     Column("payload", Text, nullable=False, server_default="{}"),
 )
 
+# Fencing counters of concurrency keys with limit 1: each claim of a call under such a key is a
+# new holder and takes the next number. Never deleted, so a token never repeats.
+fences = Table(
+    "fences",
+    metadata,
+    Column("scope", KEY, primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)
+
 # Gate state: GCRA meters, idempotency records, debounce windows, batches, singleton locks.
 gate_state = Table(
     "gate_state",

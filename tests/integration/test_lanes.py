@@ -1,7 +1,8 @@
 """FIFO lanes end to end, through real HTTP, with weir.sdk and with the official SDK (its lane
 given through weir.sdk.official): one run of a lane at a time, in the order the events were
 accepted, through retries and sleeps; each run of a lane sees a higher fence than the one
-before; the runs behind say which run holds their lane."""
+before; the runs behind say which run holds their lane. Calls under a concurrency key with
+limit 1 each carry a higher fence than the call before them."""
 
 import itertools
 import json
@@ -103,3 +104,24 @@ def test_a_lane_is_free_again_after_its_last_run(lanes: tuple[WeirServer, AppSer
     (event_id,) = weir.send_many([{"name": "t/lane", "data": {"k": "a", "n": 6}}])
     run = weir.finished_run(event_id, timeout=20)
     assert run["status"] == "Completed" and run.get("waiting") is None
+
+
+def test_each_call_under_a_limit_1_key_carries_a_higher_fence(
+    lanes: tuple[WeirServer, AppServer],
+) -> None:
+    weir, app = lanes
+    ids = weir.send_many([{"name": "t/single", "data": {"k": k}} for k in "xxyxy"])
+    wait_until(
+        lambda: (
+            all(r["status"] in DONE for e in ids for r in weir.runs(e))
+            and len([r for e in ids for r in weir.runs(e)]) == len(ids)
+        ),
+        timeout=60,
+        every=0.3,
+    )
+    entries = list(map(json.loads, app.journal.read_text().splitlines()))
+    calls = [e for e in entries if e["what"] == "single"]
+    assert len(calls) == 2 * len(ids)  # every step body ran once and saw a token
+    for key in "xy":
+        tokens = [e["fence"] for e in sorted(calls, key=lambda e: e["at"]) if e["k"] == key]
+        assert tokens == sorted(set(tokens)), f"key {key}: tokens {tokens} do not grow"

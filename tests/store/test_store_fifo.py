@@ -5,8 +5,9 @@ import threading
 import time
 
 from weir.platform.store import fifo
+from weir.platform.store import queue as q
 
-from tests.support.store_kit import Store
+from tests.support.store_kit import LEASE, Store, new_item
 
 LANE = "a" * 64
 
@@ -112,3 +113,37 @@ def test_two_producers_cannot_interleave_a_lane_order_is_commit_order(store: Sto
     assert first is not None and first.run_id == "a"
     second = leave(store, "a")
     assert second is not None and second.run_id == "b"
+
+
+# -- fencing tokens of concurrency keys with limit 1 -----------------------------------------
+
+K1, K2 = "k1" * 16, "k2" * 16
+
+
+def test_each_claim_under_a_limit_1_key_takes_the_next_token(store: Store) -> None:
+    lane_items = [new_item("L1", limits=((K1, 1), (K2, 2)), score=i) for i in range(3)]
+    for item in lane_items:
+        store.write(lambda c, item=item: q.enqueue(c, item))
+    tokens = []
+    for now in (1, 2, 3):
+        (claimed,) = store.write(lambda c, now=now: q.claim(c, now, 10, LEASE))
+        assert set(claimed.fences) == {K1}  # the limit-2 key has no token
+        tokens.append(claimed.fences[K1])
+        store.write(lambda c, claimed=claimed, now=now: q.finish(c, claimed, now))
+    assert tokens == [1, 2, 3]
+
+
+def test_a_call_claimed_again_after_its_lease_ran_out_gets_a_higher_token(store: Store) -> None:
+    store.write(lambda c: q.enqueue(c, new_item("L1", limits=((K1, 1),))))
+    (first,) = store.write(lambda c: q.claim(c, 0, 10, LEASE))
+    (again,) = store.write(lambda c: q.claim(c, LEASE + 1, 10, LEASE))  # the holder died
+    assert again.id == first.id
+    assert again.fences[K1] > first.fences[K1]
+
+
+def test_items_without_a_limit_1_key_take_no_token(store: Store) -> None:
+    store.write(lambda c: q.enqueue(c, new_item("L2", limits=((K2, 2),))))
+    store.write(lambda c: q.enqueue(c, new_item("L3")))
+    claimed = store.write(lambda c: q.claim(c, 0, 10, LEASE))
+    assert len(claimed) == 2 and all(item.fences == {} for item in claimed)
+    assert store.rows("SELECT count(*) FROM fences") == [(0,)]

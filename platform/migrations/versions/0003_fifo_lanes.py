@@ -1,4 +1,5 @@
-"""FIFO lanes: fifo_lanes (holder, fencing counter) and fifo_members (the runs queued behind)
+"""FIFO lanes: fifo_lanes (holder, fencing counter), fifo_members (the runs queued behind), and
+fences (the fencing counters of concurrency keys with limit 1)
 
 Revision ID: 0003
 Revises: 0002
@@ -37,9 +38,16 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("fifo_members", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_fifo_members_run_id"), ["run_id"], unique=False)
+    op.create_table(
+        "fences",
+        sa.Column("scope", sa.String(length=64), nullable=False),
+        sa.Column("value", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("scope"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("fences")
     with op.batch_alter_table("fifo_members", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_fifo_members_run_id"))
     op.drop_table("fifo_members")

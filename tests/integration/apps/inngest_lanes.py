@@ -35,5 +35,20 @@ async def laned(ctx: inngest.Context) -> int:
     return int(ctx.event.data["n"])  # type: ignore[call-overload]
 
 
+async def _fenced(ctx: inngest.Context, step: str) -> None:
+    token = fence(ctx, "concurrency0")
+    note("single", run=ctx.run_id, k=ctx.event.data["k"], step=step, fence=token, durable=True)
+
+
+@client.create_function(
+    fn_id="single",
+    trigger=inngest.TriggerEvent(event="t/single"),
+    concurrency=[inngest.Concurrency(limit=1, key="event.data.k")],
+)
+async def single(ctx: inngest.Context) -> None:
+    await ctx.step.run("one", _fenced, ctx, "one")
+    await ctx.step.run("two", _fenced, ctx, "two")
+
+
 app = FastAPI()
-inngest.fast_api.serve(app, client, [laned])
+inngest.fast_api.serve(app, client, [laned, single])

@@ -6,7 +6,7 @@ import datetime
 import os
 
 from fastapi import FastAPI
-from weir.sdk import Context, RetryAfterError, Weir, serve
+from weir.sdk import Concurrency, Context, RetryAfterError, Weir, serve
 
 from tests.integration.apps.journal import note
 
@@ -30,6 +30,17 @@ async def laned(ctx: Context) -> int:
         await ctx.step.sleep("nap", "1s")
     await ctx.step.run("after", _work, ctx, "after")
     return int(ctx.event.data["n"])
+
+
+async def _fenced(ctx: Context, step: str) -> None:
+    token = ctx.fence("concurrency0")
+    note("single", run=ctx.run_id, k=ctx.event.data["k"], step=step, fence=token, durable=True)
+
+
+@weir.function("single", event="t/single", concurrency=Concurrency(1, key="event.data.k"))
+async def single(ctx: Context) -> None:
+    await ctx.step.run("one", _fenced, ctx, "one")
+    await ctx.step.run("two", _fenced, ctx, "two")
 
 
 app = FastAPI()
