@@ -12,6 +12,7 @@ execute at once: a timer looks again when the call's lease ends.
 
 from dataclasses import replace
 
+from weir.expressions import key_hash
 from weir.platform.functions import Lane
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
@@ -29,13 +30,16 @@ LANE = fifo.LANE_KEY  # where a run's keys name its lane
 
 
 def lane_key(cand: Candidate, option: Lane) -> EvaluatedKey:
-    """The candidate's lane: a named lane is shared by every function naming it."""
-    scope = f"{fifo_lane.GATE}\x00name\x00{option.name}" if option.name else cand.fn.id
-    key = evaluate_key(f"{fifo_lane.GATE}\x00{scope}", option.key, cand.event)
+    """The candidate's lane. A named lane is shared by every function naming it, by key value
+    alone (their key expressions may be written differently)."""
+    key = evaluate_key(f"{fifo_lane.GATE}\x00{cand.fn.id}", option.key, cand.event)
     note = None if key.warning is None else f"{fifo_lane.GATE}: {key.warning}"
     if note is not None and note not in cand.warnings:
         cand.warnings.append(note)
-    return key
+    if option.name is None:
+        return key
+    shared = key_hash(f"{fifo_lane.GATE}\x00name\x00{option.name}\x00{key.text}")
+    return replace(key, hash=shared)
 
 
 def place(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:

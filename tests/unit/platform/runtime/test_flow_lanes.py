@@ -141,6 +141,18 @@ def test_a_named_lane_is_shared_by_the_functions_naming_it(database_url: str) ->
     assert held.waiting is not None and held.waiting["gate"] == "lane"
 
 
+def test_a_named_lane_is_shared_by_value_whatever_each_key_expression(database_url: str) -> None:
+    h = Harness(
+        database_url,
+        config("f1", lane=Lane(key="event.data.c", name="billing")),
+        config("f2", lane=Lane(key="string(event.data.c)", name="billing")),
+        config("f3", lane=Lane(key="event.data.c", name="other")),
+    )
+    h.send(NOON, {"c": "x"})
+    assert len(h.runs()) == 3
+    assert len(exec_run_ids(h)) == 2  # f1 and f2 share a line; f3's lane is another name
+
+
 def test_unnamed_lanes_of_two_functions_do_not_interact(database_url: str) -> None:
     own = Lane(key="event.data.c", name=None)
     h = Harness(database_url, config("f1", lane=own), config("f2", lane=own))
