@@ -71,6 +71,7 @@ class QueueKind(StrEnum):
     DEBOUNCE = "debounce"  # a debounce window ended
     RUN_TIMEOUT = "run_timeout"  # timeouts.start / timeouts.finish
     AI = "ai"  # step.ai.infer: Weir calls the model's API itself
+    LANE_HANDOFF = "lane_handoff"  # a lane's ended holder had a call in flight: look again
 
 
 class EventOutcome(StrEnum):

@@ -16,6 +16,7 @@ from ._options import (
     Cancel,
     Concurrency,
     Debounce,
+    Lane,
     Priority,
     RateLimit,
     Singleton,
@@ -87,6 +88,7 @@ class Weir:
         cancel_on: Cancel | Sequence[Cancel] | None = None,
         timeouts: Timeouts | None = None,
         on_failure: Handler | None = None,
+        lane: Lane | str | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
         options = FunctionOptions(
@@ -108,6 +110,7 @@ class Weir:
             cancel_on=_cancels(cancel_on),
             timeouts=timeouts,
             on_failure=on_failure,
+            lane=Lane(key=lane) if isinstance(lane, str) else lane,
         )
 
         def register(handler: Handler) -> Function:

@@ -18,8 +18,19 @@ class _RunInfo:
     max_attempts: int | None = None
     job_id: str | None = None
     request_id: str | None = None
+    fences: dict[str, int] = field(default_factory=dict)  # Weir: fencing tokens, by scope
     # Logs only when the code runs for the first time, not while it replays memoized steps.
     logger: ReplayLogger = field(default_factory=lambda: ReplayLogger(lambda: False, {}))
+
+    def fence(self, scope: str = "lane") -> int:
+        """The fencing token of `scope` this run holds: it grows with every new holder of the
+        scope, so a downstream system that keeps the highest token it has seen can refuse
+        writes carrying a lower one (docs/semantics.md#fencing-tokens)."""
+        token = self.fences.get(scope)
+        if token is None:
+            held = ", ".join(sorted(self.fences)) or "none"
+            raise LookupError(f"this run holds no {scope!r} fencing token (it holds: {held})")
+        return token
 
 
 @dataclass(frozen=True)

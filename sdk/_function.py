@@ -12,6 +12,7 @@ from ._options import (
     Cancel,
     Concurrency,
     Debounce,
+    Lane,
     Priority,
     RateLimit,
     Singleton,
@@ -55,6 +56,7 @@ class FunctionOptions:
     cancel_on: tuple[Cancel, ...] = ()
     timeouts: Timeouts | None = None
     on_failure: Callable[..., Any] | None = None
+    lane: Lane | None = None  # Weir only: sent in the config's "weir" block
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,9 @@ class Function:
         config: Wire = {"id": self.slug, "name": self.options.name or self.options.id}
         config["triggers"] = _triggers(p, self.options)
         config.update(_flow_control(p, self.options))
+        weir = _weir_block(p, self.options)
+        if weir:
+            config["weir"] = weir
         _check_exclusive(p, self.options)
         main = Compiled(self.slug, self.handler, config, self.options.retries)
         if self.options.on_failure is None:
@@ -205,6 +210,14 @@ def _flow_control(p: Problems, o: FunctionOptions) -> Wire:
         p.check(ok, "idempotency", "must be a non-empty CEL expression string")
         out["idempotency"] = o.idempotency
     return out
+
+
+def _weir_block(p: Problems, o: FunctionOptions) -> Wire:
+    """Weir's own options, which the official SDK has no slot for (docs/sdk.md)."""
+    block: Wire = {}
+    if o.lane is not None:
+        block["lane"] = _one(p, "lane", o.lane, Lane)
+    return block
 
 
 def _one(p: Problems, option: str, value: Any, kind: type) -> Wire | None:

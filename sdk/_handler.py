@@ -87,6 +87,7 @@ async def _call(
         "max_attempts": request.ctx.max_attempts,
         "job_id": headers.get("x-inngest-job-id"),
         "request_id": headers.get("x-request-id"),
+        "fences": dict(request.ctx.fences or {}),
         "logger": _logs.ReplayLogger(
             lambda: state.replaying, {"run_id": request.ctx.run_id, "function": fn.slug}
         ),

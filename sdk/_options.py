@@ -218,3 +218,24 @@ class Timeouts:
         if self.finish is not None:
             finish = _duration(p, f"{option}.finish", self.finish)
         return _drop_none({"start": start, "finish": finish})
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A FIFO lane (Weir only): one run per lane at a time, in the order the runs were created.
+    `key` (a CEL expression over `event`) picks the lane; `name` shares the lanes with every
+    function that names it."""
+
+    key: str | None = None
+    name: str | None = None
+
+    def to_wire(self, p: Problems, option: str) -> Wire:
+        _expr(p, f"{option}.key", self.key)
+        named = self.name is None or (isinstance(self.name, str) and self.name != "")
+        p.check(named, f"{option}.name", f"must be a non-empty string, got {self.name!r}")
+        p.check(
+            self.key is not None or self.name is not None,
+            option,
+            "needs a key (a CEL expression over event) or a name, or both",
+        )
+        return _drop_none({"key": self.key, "name": self.name})

@@ -24,6 +24,7 @@ class CallContext(_Strict):
     max_attempts: int | None = None
     disable_immediate_execution: bool
     stack: CallStack
+    fences: dict[str, int] | None = None  # Weir: fencing tokens the run holds, by scope
 
 
 class InvocationRequest(_Strict):

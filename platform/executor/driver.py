@@ -25,7 +25,9 @@ from weir.platform.executor.request import (
     Unparsed,
     attempts_allowed,
     build_body,
+    job_id,
     step_url,
+    with_claim_fences,
 )
 from weir.platform.executor.response import (
     AttemptFailed,
@@ -39,7 +41,7 @@ from weir.platform.executor.transport import AppRequest, Transport
 from weir.platform.functions import is_connect_url
 from weir.platform.ingest import LARGE_EVENT_BYTES
 from weir.platform.registry import Function, Registry
-from weir.platform.store import event_records, run_records, step_records
+from weir.platform.store import event_records, fifo, run_records, step_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
@@ -76,7 +78,8 @@ def load_call_state(
             json.loads(text) if len(text) < LARGE_EVENT_BYTES else Unparsed(text.encode())
             for text in event_records.load_event_texts(conn, list(run.event_ids))
         ]
-    return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
+    memos = step_records.list_steps(conn, run_id)
+    return CallState(run, events, memos, fifo.run_fences(run.keys))
 
 
 async def ready_to_send(state: CallState) -> CallState:
@@ -153,6 +156,7 @@ class Driver:
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
         """The call's outcome; None if it was aborted."""
+        state = with_claim_fences(state, item.fences)
         try:
             state = await self._ready(state)
             body = build_body(
@@ -164,7 +168,7 @@ class Driver:
             )
         except (rfc8785.CanonicalizationError, ingest_workers.Unsendable) as exc:
             return unsendable(exc)
-        headers = self._headers(item, body)
+        headers = self._headers(item, body, state.fences)
         sent = trust.Sent(
             headers.get("x-inngest-signature", ""),
             self.clock.now_ms() // 1000,
@@ -227,12 +231,12 @@ class Driver:
             return refused
         return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)
 
-    def _headers(self, item: q.Claimed, body: bytes) -> dict[str, str]:
+    def _headers(self, item: q.Claimed, body: bytes, fences: dict[str, int]) -> dict[str, str]:
         headers = {
             "content-type": "application/json",
             "x-run-id": item.run_id or "",
             "x-request-id": secrets.token_hex(8),
-            "x-inngest-job-id": str(item.id),
+            "x-inngest-job-id": job_id(item.id, fences),
             "x-inngest-step-id": item.step_id,
             "x-inngest-req-version": "2",
         }

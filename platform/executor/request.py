@@ -7,7 +7,7 @@ serializing the parsed event would give, without this process building or walkin
 """
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -41,12 +41,27 @@ class CallState:
     run: Run
     events: list[dict[str, Any] | Canonical | Unparsed]
     memos: list[Step]  # in completion order
+    fences: dict[str, int] = field(default_factory=dict)  # fencing tokens the run holds, by scope
 
 
 def attempts_allowed(fn: Function) -> int:
     """Its first attempt and its retries: the request's ctx.max_attempts, and when a failed
     attempt is the last one."""
     return fn.config.retries + 1
+
+
+def with_claim_fences(state: CallState, claimed: dict[str, int]) -> CallState:
+    """Add the tokens this call's claim took (concurrency keys with limit 1, by key hash),
+    named as the run's keys name the limits: `concurrency0`, `concurrency1`."""
+    if not claimed:
+        return state
+    named = dict(state.fences)
+    for name, entry in state.run.keys.items():
+        if name.startswith("concurrency") and isinstance(entry, dict):
+            token = claimed.get(str(entry.get("hash")))
+            if token is not None:
+                named[name] = token
+    return replace(state, fences=named)
 
 
 def step_url(url: str, step_id: str) -> str:
@@ -84,6 +99,7 @@ def _body(
             "use_api": use_api,
             "fn_id": fn_id,
             "step_id": step_id,
+            **({"fences": state.fences} if state.fences else {}),
         },
         "use_api": use_api,
         "version": REQUEST_VERSION,
@@ -115,3 +131,10 @@ class _Splices:
                 raise RuntimeError("a canonical event's marker occurs twice in the request")
             body = body.replace(quoted, json)  # not at all: the event was left out (use_api)
         return body
+
+
+def job_id(item_id: int, fences: dict[str, int]) -> str:
+    """The `x-inngest-job-id` header: the queue item's id, then `;scope=token` for each fencing
+    token the run holds (the official SDK hands this text to the function as `ctx.job_id`)."""
+    tokens = [f"{scope}={token}" for scope, token in sorted(fences.items())]
+    return ";".join([str(item_id), *tokens])

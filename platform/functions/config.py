@@ -21,6 +21,7 @@ __all__ = [
     "Debounce",
     "EventTrigger",
     "FunctionConfig",
+    "Lane",
     "Problem",
     "RateLimit",
     "Singleton",
@@ -107,6 +108,15 @@ class Timeouts:
 
 
 @dataclass(frozen=True)
+class Lane:
+    """A FIFO lane (Weir only): one run per lane at a time, in admission order. `name` shares
+    the lanes with every function naming it; without one they are the function's own."""
+
+    key: str | None
+    name: str | None
+
+
+@dataclass(frozen=True)
 class FunctionConfig:
     slug: str
     name: str
@@ -123,6 +133,7 @@ class FunctionConfig:
     priority_run: str | None = None
     cancel_on: tuple[CancelOn, ...] = ()
     timeouts: Timeouts | None = None
+    lane: Lane | None = None
     # A plain dict so it stays JSON-serialisable; left out of the hash since dicts have none.
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
@@ -167,6 +178,7 @@ _OPTION_TYPES: dict[str, type[Any]] = {
     "batching": Batching,
     "singleton": Singleton,
     "timeouts": Timeouts,
+    "lane": Lane,
 }
 _Option = TypeVar("_Option")
 

@@ -13,6 +13,7 @@ from weir.platform.functions.config import (
     CronTrigger,
     Debounce,
     FunctionConfig,
+    Lane,
     RateLimit,
     Singleton,
     Throttle,
@@ -88,6 +89,11 @@ def describe_singleton(singleton: Singleton) -> str:
     return f"singleton: one run at a time{_per(singleton.key)}; {outcome}"
 
 
+def describe_lane(lane: Lane) -> str:
+    shared = "" if lane.name is None else f", shared with every function naming lane {lane.name!r}"
+    return f"lane: one run at a time{_per(lane.key)}, in the order runs were created{shared}"
+
+
 def describe_priority(run: str) -> str:
     bound = PRIORITY_BOUND_S
     return f"priority: runs queue as if created {run} seconds earlier (limited to ±{bound} s)"
@@ -147,4 +153,5 @@ def _flow_lines(config: FunctionConfig) -> list[str]:
         config.priority_run and describe_priority(config.priority_run),
     ]
     lines = [line for line in optional if line]
+    lines += [describe_lane(config.lane)] if config.lane is not None else []
     return lines + [describe_concurrency(limit) for limit in config.concurrency]

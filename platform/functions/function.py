@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from weir.platform.functions import options
+from weir.platform.functions import lane, options, weir_block
 from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, FunctionConfig
 from weir.platform.functions.connect_url import is_connect_url
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
@@ -47,10 +47,12 @@ def read_function(issues: Issues, value: Any) -> FunctionConfig | None:
 
 def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
     step = _read_step(issues, item.get("steps"))
+    url, in_url = weir_block.split_url(_read_url(issues, step))
+    weir = weir_block.read_block(issues, item, in_url)
     return FunctionConfig(
         slug=read_text(issues, item.get("id"), "id", MAX_ID) or "",
         name=read_text(issues, item.get("name"), "name", MAX_ID) or "",
-        url=_read_url(issues, step),
+        url=url,
         retries=_read_retries(issues, step),
         triggers=read_triggers(issues, item.get("triggers")),
         concurrency=options.read_concurrency(issues, item.get("concurrency")),
@@ -63,6 +65,7 @@ def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
         priority_run=options.read_priority_run(issues, item.get("priority")),
         cancel_on=options.read_cancel_on(issues, item.get("cancel")),
         timeouts=options.read_timeouts(issues, item.get("timeouts")),
+        lane=lane.read_lane(issues, weir.get("lane")),
         raw=copy.deepcopy(dict(item)),
     )
 

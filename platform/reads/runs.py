@@ -6,9 +6,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.gates import fifo_lane
+from weir.platform.gates.decisions import to_json
 from weir.platform.reads.run_state import RunState, run_state, run_states
 from weir.platform.registry import Function
-from weir.platform.store import event_records, queries, run_facts, run_records, step_records
+from weir.platform.store import (
+    event_records,
+    fifo,
+    queries,
+    run_facts,
+    run_records,
+    step_records,
+)
 from weir.platform.store.event_records import StoredEvent
 from weir.platform.store.queries import RunPage
 from weir.platform.store.run_facts import RunLink
@@ -66,7 +75,7 @@ class RunView:
 def run_view(
     conn: Connection, run_id: str, now: int, max_attempts: Mapping[str, int]
 ) -> RunView | None:
-    run = run_records.get_run(conn, run_id)
+    run = _current(conn, run_records.get_run(conn, run_id))
     if run is None:
         return None
     rows = _closed_at_end(run, step_records.list_history(conn, run_id))
@@ -173,7 +182,21 @@ def max_attempts_of(functions: Mapping[str, Function]) -> dict[str, int]:
 
 
 def run(conn: Connection, run_id: str) -> Run | None:
-    return run_records.get_run(conn, run_id)
+    return _current(conn, run_records.get_run(conn, run_id))
+
+
+def _current(conn: Connection, run: Run | None) -> Run | None:
+    """A run queued in a FIFO lane names the lane's holder as it is now: the stored reason
+    names the holder when the run joined, and rewriting every queued run at each handoff
+    would cost as much as the line is long."""
+    why = None if run is None else run.waiting
+    if run is None or run.ended or why is None or why.get("gate") != fifo_lane.GATE:
+        return run
+    lane = run.keys.get(fifo.LANE_KEY, {})
+    holder = fifo.holder(conn, str(lane.get("hash", "")))
+    if holder is None or holder in (run.id, why.get("holder_run_id")):
+        return run
+    return replace(run, waiting=to_json(fifo_lane.wait_reason(str(why.get("key", "")), holder)))
 
 
 def step(conn: Connection, run_id: str, step_id: str) -> Step | None:

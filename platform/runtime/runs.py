@@ -46,11 +46,14 @@ class RunPlan:
     waiting: dict[str, Any] | None = None
     run_id: str | None = None
     start_payload: dict[str, Any] = field(default_factory=dict)  # checked when claimed
+    held: bool = False  # queued behind its FIFO lane's holder: no call until the lane is its
 
 
 def create_run(tx: Tx, plan: RunPlan) -> str:
     run_id = plan.run_id or new_id(tx.now)
     run_records.insert_run(tx.conn, _new_run(tx, plan, run_id))
+    if plan.held:
+        return run_id
     enqueue_call(
         tx,
         run_id,

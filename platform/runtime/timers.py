@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from weir.platform.runtime import cron, invoke, waits
 from weir.platform.runtime.admission import admit
-from weir.platform.runtime.flow import batch, debounce, timeouts
+from weir.platform.runtime.flow import batch, debounce, fifo, timeouts
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import resolve_step
 from weir.platform.runtime.tx import Tx
@@ -67,4 +67,5 @@ HANDLERS: dict[str, Handler] = {
     batch.TIMER: _admitting(batch.on_timer),
     debounce.TIMER: _admitting(debounce.on_timer),
     timeouts.TIMER: timeouts.on_timer,
+    fifo.TIMER: fifo.on_timer,
 }

@@ -23,12 +23,12 @@ that may delete a lane row locks it first, so an item enqueued meanwhile never l
 import json
 import secrets
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import dialect, start_throttle
+from weir.platform.store import dialect, fences, start_throttle
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -144,6 +144,7 @@ class Claimed:
     token: str
     keys: tuple[str, ...]  # concurrency keys whose slots this item holds
     claimed_at: int
+    fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of limit 1
 
 
 def enqueue(conn: Connection, item: NewItem) -> int | None:
@@ -221,12 +222,14 @@ def _claim_lane(
     room = _room(conn, lane, limits, now, budget)
     items = _due_items(conn, lane, now, room) if room > 0 else []
     keys = tuple(key for key, _ in limits)
+    single = tuple(key for key, limit in limits if limit == 1)  # each claim: a new fence
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
         verdict = start_throttle.check(conn, row, payload, now)
         if verdict.start:
-            claimed.append(_lease(conn, row, payload, keys, now, lease))
+            item = _lease(conn, row, payload, keys, now, lease)
+            claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
     if room > 0:

@@ -177,6 +177,12 @@ def set_waiting(conn: Connection, run_id: str, waiting: dict[str, Any] | None) -
     _update(conn, run_id, waiting=json.dumps(waiting) if waiting else None)
 
 
+def lane_handed(conn: Connection, run_id: str, keys: dict[str, Any]) -> None:
+    """The run now holds its FIFO lane: its keys carry the lane's new fence, and it no longer
+    waits in line."""
+    _update(conn, run_id, keys=json.dumps(keys), waiting=None)
+
+
 def set_pending(
     conn: Connection, run_id: str, pending: Sequence[PendingStep], force_plan: bool
 ) -> None:

@@ -184,6 +184,40 @@ slots = Table(
     Column("expires_at", BigInteger, nullable=False),
 )
 
+# FIFO lanes (the `lane` option): one run of a lane at a time, in admission order. `holder` is
+# the run that has the lane; `fence` goes up by one with each new holder and is never reset, so
+# the row outlives its runs; `next_seq` numbers the runs queued behind, under the row's lock.
+fifo_lanes = Table(
+    "fifo_lanes",
+    metadata,
+    Column("lane", KEY, primary_key=True),
+    Column("key", Text, nullable=False, server_default=""),  # the readable key value
+    Column("holder", ID, nullable=True),
+    Column("fence", BigInteger, nullable=False, server_default="0"),
+    Column("next_seq", BigInteger, nullable=False, server_default="0"),
+)
+
+# The runs queued behind a lane's holder, in admission order; they have no queue item yet, so
+# the claimer never sees them. `start_at` and `payload` are those of their first call.
+fifo_members = Table(
+    "fifo_members",
+    metadata,
+    Column("lane", KEY, primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("run_id", ID, nullable=False, index=True),
+    Column("start_at", BigInteger, nullable=False),
+    Column("payload", Text, nullable=False, server_default="{}"),
+)
+
+# Fencing counters of concurrency keys with limit 1: each claim of a call under such a key is a
+# new holder and takes the next number. Never deleted, so a token never repeats.
+fences = Table(
+    "fences",
+    metadata,
+    Column("scope", KEY, primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)
+
 # Gate state: GCRA meters, idempotency records, debounce windows, batches, singleton locks.
 gate_state = Table(
     "gate_state",

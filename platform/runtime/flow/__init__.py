@@ -13,6 +13,7 @@ from weir.platform.runtime.flow import (
     cancel,
     debounce,
     event_id,
+    fifo,
     gate_io,
     limits,
     singleton,
@@ -37,9 +38,10 @@ PRE_RUN_GATES: tuple[Gate, ...] = (
 
 
 def place_start(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
-    """When the run may start (throttle slot); unchanged without a throttle."""
+    """When the run may start (throttle slot, FIFO lane); unchanged without either."""
     plan = singleton.with_key(cand, plan)
     plan = limits.place_throttled(tx, cand, plan)
+    plan = fifo.place(tx, cand, plan)
     return gate_io.with_late_warnings(cand, plan)
 
 
@@ -53,5 +55,6 @@ def after_create(tx: Tx, cand: Candidate, run_id: str) -> None:
 
 
 def after_finish(tx: Tx, run: Run) -> None:
-    """Release what a run held for its whole life (its singleton lock)."""
+    """Release what a run held for its whole life (its singleton lock, its FIFO lane)."""
     singleton.release(tx, run)
+    fifo.leave(tx, run)

@@ -1,0 +1,153 @@
+"""FIFO lanes in the store: who holds each lane, the runs queued behind it, and its fencing
+counter.
+
+A run that joins a free lane holds it at once; otherwise it is numbered (`next_seq`, taken
+under the lane row's lock, so the numbers follow commit order: two producers cannot interleave
+a lane) and waits in `fifo_members` without any queue item, so queued members cost the claimer
+nothing. When the holder ends, the member with the lowest number becomes the holder in the
+same transaction, and the lane's `fence` goes up by one: a token that only ever grows per lane,
+across processes and restarts (the lane row is never deleted).
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store.schema import fifo_lanes, fifo_members
+
+LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
+
+
+def _p(name: str) -> Any:
+    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
+
+
+def _join_statement(dialect: Any) -> Any:
+    """One upsert: create the lane held by the run, or take a free lane, or take the next
+    number in line (the row stays locked until the transaction ends), returning the result."""
+    lanes = dialect.insert(fifo_lanes)
+    free = fifo_lanes.c.holder.is_(None)
+    return lanes.on_conflict_do_update(
+        index_elements=[fifo_lanes.c.lane],
+        set_={
+            "holder": case((free, lanes.excluded.holder), else_=fifo_lanes.c.holder),
+            "fence": case((free, fifo_lanes.c.fence + 1), else_=fifo_lanes.c.fence),
+            "next_seq": case((free, fifo_lanes.c.next_seq), else_=fifo_lanes.c.next_seq + 1),
+        },
+    ).returning(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq)
+
+
+_JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgresql)}
+_HOLD = (
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(holder=_p("holder"), fence=fifo_lanes.c.fence + 1)
+    .returning(fifo_lanes.c.fence)
+)
+# Locks the lane row whoever leaves (so leaving runs and joining runs of a lane take turns on
+# PostgreSQL), and ends the hold if the run is the holder: the holder left is NULL then.
+_LET_GO = (
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(holder=case((fifo_lanes.c.holder == _p("run"), None), else_=fifo_lanes.c.holder))
+    .returning(fifo_lanes.c.holder)
+)
+_ADD_MEMBER = insert(fifo_members)
+_FIRST_SEQ = (
+    select(fifo_members.c.seq)
+    .where(fifo_members.c.lane == _p("lane"))
+    .order_by(fifo_members.c.seq)
+    .limit(1)
+    .scalar_subquery()
+)
+_POP_FIRST = (
+    delete(fifo_members)
+    .where(fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _FIRST_SEQ)
+    .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
+)
+_DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
+_HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
+_FENCE = select(fifo_lanes.c.fence).where(
+    fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run")
+)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run's place in its lane: it holds the lane (with its fence), or waits behind `holder`."""
+
+    holder: str
+    fence: int | None  # set when the run itself became the holder
+
+    @property
+    def holds(self) -> bool:
+        return self.fence is not None
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """The run that has just been given the lane, and what its first call needs."""
+
+    run_id: str
+    fence: int
+    start_at: int
+    payload: dict[str, Any]
+
+
+def join(
+    conn: Connection,
+    lane: str,
+    key: str,
+    run_id: str,
+    start_at: int,
+    payload: dict[str, Any],
+) -> Joined:
+    """Put a new run in its lane: holder if the lane is free, else last in line."""
+    new = {"lane": lane, "key": key, "holder": run_id, "fence": 1, "next_seq": 0}
+    row = conn.execute(_JOIN[conn.dialect.name], new).one()  # waits for a producer ahead
+    if row.holder == run_id:
+        return Joined(holder=run_id, fence=int(row.fence))
+    member = {
+        "lane": lane,
+        "seq": int(row.next_seq) - 1,  # the number it has just taken
+        "run_id": run_id,
+        "start_at": start_at,
+        "payload": json.dumps(payload),
+    }
+    conn.execute(_ADD_MEMBER, member)
+    return Joined(holder=str(row.holder), fence=None)
+
+
+def holder(conn: Connection, lane: str) -> str | None:
+    value = conn.execute(_HOLDER, {"b_lane": lane}).scalar()
+    return None if value is None else str(value)
+
+
+def leave(conn: Connection, lane: str, run_id: str) -> Handoff | None:
+    """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
+    new fence), or the lane is free; a run that ended while queued just leaves the line."""
+    row = conn.execute(_LET_GO, {"b_lane": lane, "b_run": run_id}).first()
+    if row is None or row.holder is not None:
+        conn.execute(_DROP_RUN, {"b_run": run_id})  # it was queued, not the holder
+        return None
+    nxt = conn.execute(_POP_FIRST, {"b_lane": lane}).first()
+    if nxt is None:
+        return None  # nobody in line: the lane stays free
+    fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": nxt.run_id}).scalar_one()
+    return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
+
+
+def fence(conn: Connection, lane: str, run_id: str) -> int | None:
+    """The lane's fencing token if `run_id` holds the lane; None otherwise."""
+    value = conn.execute(_FENCE, {"b_lane": lane, "b_run": run_id}).scalar()
+    return None if value is None else int(value)
+
+
+def run_fences(keys: dict[str, Any]) -> dict[str, int]:
+    """The fencing tokens a run holds, by scope, as its keys record them ({} if none): the
+    fence is written on the run in the transaction that gives it the lane."""
+    lane = keys.get(LANE_KEY)
+    token = lane.get("fence") if isinstance(lane, dict) else None
+    return {LANE_KEY: int(token)} if isinstance(token, int) else {}

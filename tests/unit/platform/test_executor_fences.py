@@ -1,0 +1,38 @@
+"""Fencing tokens in the invocation request: `ctx.fences` in the body and `;scope=token` after
+the job id, named as the run's keys name the scopes (`lane`, `concurrency0`, ...)."""
+
+import json
+
+from weir.platform.executor.request import CallState, build_body, job_id, with_claim_fences
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import RunStatus
+
+KEYS = {
+    "lane": {"key": "acme", "hash": "L" * 64, "fence": 7},
+    "concurrency0": {"key": "", "hash": "c0" * 32, "limit": 1},
+    "concurrency1": {"key": "x", "hash": "c1" * 32, "limit": 5},
+}
+
+
+def state(keys: dict[str, object], fences: dict[str, int]) -> CallState:
+    run = Run("run1", "fn", RunStatus.RUNNING, (), 0, 0, "lane", keys=keys)
+    return CallState(run=run, events=[{"name": "e", "data": {}}], memos=[], fences=fences)
+
+
+def ctx(call: CallState) -> dict[str, object]:
+    body = build_body(call, fn_id="f", step_id="step", attempt=0, max_attempts=1)
+    parsed: dict[str, object] = json.loads(body)["ctx"]
+    return parsed
+
+
+def test_claim_tokens_are_named_after_the_limit_they_belong_to() -> None:
+    call = with_claim_fences(state(KEYS, {"lane": 7}), {"c0" * 32: 3})
+    assert call.fences == {"lane": 7, "concurrency0": 3}
+    assert ctx(call)["fences"] == {"lane": 7, "concurrency0": 3}
+    assert job_id(42, call.fences) == "42;concurrency0=3;lane=7"
+
+
+def test_a_run_without_tokens_sends_no_fences_and_a_plain_job_id() -> None:
+    call = with_claim_fences(state({}, {}), {})
+    assert "fences" not in ctx(call)
+    assert job_id(42, call.fences) == "42"
