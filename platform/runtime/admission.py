@@ -108,6 +108,7 @@ def _expressions(cand: Candidate) -> list[str]:
     ]
     found = [e for g, option, exprs in gated if gate_io.applies(cand, g, option) for e in exprs]
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
+    found += [window.key for window in cfg.rolling_windows]
     return [e for e in found if e is not None]
 
 

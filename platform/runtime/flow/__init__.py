@@ -15,6 +15,7 @@ from weir.platform.runtime.flow import (
     event_id,
     gate_io,
     limits,
+    rolling,
     singleton,
     timeouts,
 )
@@ -37,9 +38,11 @@ PRE_RUN_GATES: tuple[Gate, ...] = (
 
 
 def place_start(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
-    """When the run may start (throttle slot); unchanged without a throttle."""
+    """When the run may start (throttle slot), and the start checks its claim makes (throttle,
+    rolling windows); unchanged without them."""
     plan = singleton.with_key(cand, plan)
     plan = limits.place_throttled(tx, cand, plan)
+    plan = rolling.place_windows(cand, plan)
     return gate_io.with_late_warnings(cand, plan)
 
 
