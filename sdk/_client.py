@@ -18,6 +18,7 @@ from ._options import (
     Debounce,
     Priority,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -86,6 +87,7 @@ class Weir:
         singleton: Singleton | None = None,
         cancel_on: Cancel | Sequence[Cancel] | None = None,
         timeouts: Timeouts | None = None,
+        rolling_window: RollingWindow | Sequence[RollingWindow] | None = None,
         on_failure: Handler | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
@@ -107,6 +109,7 @@ class Weir:
             singleton=singleton,
             cancel_on=_cancels(cancel_on),
             timeouts=timeouts,
+            rolling_window=_windows(rolling_window),
             on_failure=on_failure,
         )
 
@@ -163,6 +166,12 @@ def _limits(value: int | Concurrency | Sequence[Concurrency] | None) -> tuple[Co
     if isinstance(value, Concurrency):
         return (value,)
     return tuple(value)  # type: ignore[arg-type]  # anything else is reported at serve()
+
+
+def _windows(value: RollingWindow | Sequence[RollingWindow] | None) -> tuple[RollingWindow, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, RollingWindow) else tuple(value)
 
 
 def _priority(value: Priority | str | None) -> Priority | None:

@@ -14,6 +14,7 @@ from ._options import (
     Debounce,
     Priority,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -27,6 +28,7 @@ MAX_TRIGGERS = 10
 MAX_CONCURRENCY = 2
 MAX_CANCEL = 5
 MAX_RETRIES = 20
+MAX_ROLLING_WINDOWS = 8
 
 
 class _Option(Protocol):
@@ -54,6 +56,7 @@ class FunctionOptions:
     singleton: Singleton | None = None
     cancel_on: tuple[Cancel, ...] = ()
     timeouts: Timeouts | None = None
+    rolling_window: tuple[RollingWindow, ...] = ()
     on_failure: Callable[..., Any] | None = None
 
 
@@ -204,7 +207,21 @@ def _flow_control(p: Problems, o: FunctionOptions) -> Wire:
         ok = isinstance(o.idempotency, str) and o.idempotency.strip() != ""
         p.check(ok, "idempotency", "must be a non-empty CEL expression string")
         out["idempotency"] = o.idempotency
+    _rolling_windows(p, o, out)
     return out
+
+
+def _rolling_windows(p: Problems, o: FunctionOptions, out: Wire) -> None:
+    # Weir-only: sent in the function's "weir" block (docs/sdk.md).
+    count = len(o.rolling_window)
+    p.check(
+        count <= MAX_ROLLING_WINDOWS,
+        "rolling_window",
+        f"allows at most {MAX_ROLLING_WINDOWS} windows, got {count}",
+    )
+    if count:
+        windows = _each(p, "rolling_window", o.rolling_window, RollingWindow)
+        out.setdefault("weir", {})["rollingWindows"] = windows
 
 
 def _one(p: Problems, option: str, value: Any, kind: type) -> Wire | None:
