@@ -14,6 +14,7 @@ from weir.platform.functions.config import (
     Debounce,
     FunctionConfig,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -52,6 +53,12 @@ def describe_rate_limit(rate_limit: RateLimit) -> str:
     span = format_span(rate_limit.period_ms)
     per = _per(rate_limit.key)
     return f"rate limit: up to {rate_limit.limit} per {span}{per}, extra events skipped"
+
+
+def describe_rolling_window(window: RollingWindow) -> str:
+    meter = "" if window.rate_name is None else f", meter {window.rate_name!r} (shared)"
+    span = format_span(window.window_ms)
+    return f"rolling window: up to {window.limit} starts in any {span}{_per(window.key)}{meter}"
 
 
 def describe_concurrency(limit: ConcurrencyLimit) -> str:
@@ -147,4 +154,5 @@ def _flow_lines(config: FunctionConfig) -> list[str]:
         config.priority_run and describe_priority(config.priority_run),
     ]
     lines = [line for line in optional if line]
+    lines += [describe_rolling_window(window) for window in config.rolling_windows]
     return lines + [describe_concurrency(limit) for limit in config.concurrency]

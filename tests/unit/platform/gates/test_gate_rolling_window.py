@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from weir.platform.functions import RollingWindow
+from weir.platform.functions.describe import describe_rolling_window
 from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import from_json, to_json
 
@@ -165,3 +167,12 @@ def test_any_arrivals_never_exceed_the_window_and_start_as_early_as_allowed(
         assert sum(1 for s in ordered if end - window < s <= end) <= limit
     assert starts == earliest(arrivals, config)
     assert scope.decisions <= 2 * len(arrivals)  # each run refused at most once
+
+
+def test_the_function_page_words() -> None:
+    assert describe_rolling_window(RollingWindow(10, 1_000, "event.data.a", "stripe")) == (
+        "rolling window: up to 10 starts in any 1 s per event.data.a, meter 'stripe' (shared)"
+    )
+    assert describe_rolling_window(RollingWindow(500, 3_600_000, None)) == (
+        "rolling window: up to 500 starts in any 1 h"
+    )
