@@ -13,11 +13,14 @@ own turn can come (seat s waits for entry s - limit, or, further back, for the s
 ahead of it plus one window): a full scope with a thousand waiting runs wakes one run per
 freed authorization, not all of them. A run seated in the line that comes back and still finds
 no room (another run took the turn) is re-armed for the next freed entry, ahead of the line.
+A run needing several windows is decided in each and then `combine`d: all admit it, or it
+waits for the latest reopening. With one window or several, runs start in queue order at the
+first moment every window has room (tested against that schedule for any arrivals).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from weir.platform.gates.decisions import (
@@ -94,7 +97,7 @@ def decide(
     oldest = times.get(head) if head >= 0 else None
     if oldest is None or oldest <= at - config.window_ms:
         return Decision(True, at, replace(ledger, count=ledger.count + 1, last_at=at), None)
-    in_line = ledger.line_end > ledger.count and order < (ledger.line_score, ledger.line_id)
+    in_line = ledger.line_end > ledger.count and order <= (ledger.line_score, ledger.line_id)
     if in_line:  # its turn was taken: the next freed entry is its
         until = oldest + config.window_ms
         return Decision(False, until, ledger, waiting(config, until, key, rate_name))
@@ -102,6 +105,28 @@ def decide(
     until = _seat_time(config, ledger, seat, times, at)
     seated = replace(ledger, line_end=seat + 1, line_score=order[0], line_id=order[1])
     return Decision(False, until, seated, waiting(config, until, key, rate_name))
+
+
+@dataclass(frozen=True, slots=True)
+class Combined:
+    """A run needing several windows: it starts only if every one admits it (then each
+    decision's ledger is stored, with its authorization). Otherwise it waits until the latest
+    reopening, and only the windows that set that time keep the run's seat (`save`): a seat in
+    a window that would reopen sooner would hold back the runs behind it there."""
+
+    admitted: bool
+    until_ms: int  # when a refused run is due again (0 when admitted)
+    save: tuple[int, ...]
+    wait: WaitReason | None
+
+
+def combine(decisions: Sequence[Decision]) -> Combined:
+    refused = [i for i, d in enumerate(decisions) if not d.admitted]
+    if not refused:
+        return Combined(True, 0, tuple(range(len(decisions))), None)
+    until = max(decisions[i].at_ms for i in refused)
+    binding = tuple(i for i in refused if decisions[i].at_ms == until)
+    return Combined(False, until, binding, decisions[binding[0]].wait)
 
 
 def _next_seat(ledger: Ledger) -> int:

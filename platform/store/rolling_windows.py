@@ -100,9 +100,9 @@ def check(
         if not dialect.try_lock(conn, dialect.GATE_KEY, f"{rw.GATE}:{scope.hash}"):
             return BUSY
     decided = [_decide(conn, scope, now, (row.score, row.id)) for scope in scopes]
-    refused = [d for d in decided if not d.decision.admitted]
-    if refused:
-        return _defer(conn, row, refused)
+    combined = rw.combine([one.decision for one in decided])
+    if not combined.admitted:
+        return _defer(conn, row, [decided[i] for i in combined.save], combined)
     verdict = then(conn, row, item_payload, now)
     if verdict.start:
         for one in decided:
@@ -140,18 +140,15 @@ def _ledger(header: Any) -> rw.Ledger:
     )
 
 
-def _defer(conn: Connection, row: Any, refused: list[_Decided]) -> Verdict:
-    # The latest reopening decides; only the scopes that bind it seat the run in their line
-    # (a seat in a scope that would open sooner would hold back the runs behind it there).
-    until = max(d.decision.at_ms for d in refused)
-    binding = [d for d in refused if d.decision.at_ms == until]
-    for one in binding:
+def _defer(conn: Connection, row: Any, seated: list[_Decided], combined: rw.Combined) -> Verdict:
+    for one in seated:
         _save(conn, one)
+    until = combined.until_ms
     # Waiting burns no attempt: only the due time moves; the score keeps its queue order.
     conn.execute(_DEFER, {"b_id": row.id, "b_at": until})
-    wait = binding[0].decision.wait
-    if row.run_id is not None and wait is not None:
-        conn.execute(_WAITING, {"b_run": row.run_id, "b_why": json.dumps(to_json(wait))})
+    if row.run_id is not None and combined.wait is not None:
+        why = json.dumps(to_json(combined.wait))
+        conn.execute(_WAITING, {"b_run": row.run_id, "b_why": why})
     return Verdict(start=False, defer_to=until)
 
 

@@ -2,9 +2,11 @@
 throttle, a new charge per attempt of the start, pruning, and several processes on one log."""
 
 import itertools
+import random
 import threading
 from functools import partial
 
+import pytest
 from weir.platform.gates.rolling_window import WindowConfig, allowed_in_any_window
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
@@ -147,3 +149,44 @@ def test_two_processes_sharing_one_meter_never_exceed_it(store: Store) -> None:
     times = sorted(at for at, _ in starts)
     assert allowed_in_any_window(times, WindowConfig(meter.limit, meter.window_ms)), times
     assert times[-1] - times[0] < (total // meter.limit) * meter.window_ms + 100  # not slowed
+
+
+def earliest_fifo(arrivals: list[int], scopes: list[Scope]) -> list[int]:
+    """The first moment each run may start when every run needs all `scopes` and runs start
+    in arrival order: after the run `limit` ahead of it left each window."""
+    starts: list[int] = []
+    for i, at in enumerate(arrivals):
+        gates = [starts[i - s.limit] + s.window_ms for s in scopes if i >= s.limit]
+        starts.append(max([at, *gates]))
+    return starts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_needing_two_windows_start_at_the_first_moment_they_may(
+    store: Store, seed: int
+) -> None:
+    rng = random.Random(seed)
+    scopes = [
+        Scope(f"{seed:02d}" * 16, limit=rng.randint(1, 4), window_ms=rng.randint(1_000, 3_000)),
+        Scope(f"f{seed}" * 16, limit=rng.randint(2, 6), window_ms=rng.randint(1_000, 5_000)),
+    ]
+    arrivals = sorted(NOW + rng.randint(0, 6_000) for _ in range(25))
+    payload = rolling_windows.payload(scopes)
+    starts: dict[int, int] = {}
+    order: dict[int, int] = {}
+    pending = list(enumerate(arrivals))
+    now = NOW
+    while len(starts) < len(arrivals):
+        due = store.read(lambda c: q.next_due(c))
+        now = min(x for x in [due, pending[0][1] if pending else None] if x is not None)
+        while pending and pending[0][1] <= now:  # arrivals enqueue in order, as admission does
+            n, at = pending.pop(0)
+            item = new_item("lane-two", score=at, available_at=at, payload=payload)
+            order[store.write(partial(q.enqueue, item=item)) or 0] = n
+        for item in claim(store, now, max_items=50):
+            starts[order[item.id]] = now
+            store.write(partial(q.finish, item=item, now=now))
+    got = [starts[n] for n in range(len(arrivals))]
+    assert got == earliest_fifo(arrivals, scopes)
+    for scope in scopes:
+        assert allowed_in_any_window(sorted(got), WindowConfig(scope.limit, scope.window_ms))

@@ -176,3 +176,76 @@ def test_the_function_page_words() -> None:
     assert describe_rolling_window(RollingWindow(500, 3_600_000, None)) == (
         "rolling window: up to 500 starts in any 1 h"
     )
+
+
+def run_several(configs: list[rw.WindowConfig], arrivals: list[int]) -> tuple[list[int], int]:
+    """Runs that each need every window: decided together through `combine`, as the claim
+    does; returns the start times and how many decisions were made."""
+    ledgers = [rw.Ledger() for _ in configs]
+    logs: list[dict[int, int]] = [{} for _ in configs]
+    due = [(NOON + at, NOON + at, i) for i, at in enumerate(sorted(arrivals))]
+    heapq.heapify(due)
+    starts: dict[int, int] = {}
+    decisions = 0
+    while due:
+        now, score, i = heapq.heappop(due)
+        each = []
+        for config, ledger, log in zip(configs, ledgers, logs, strict=True):
+            times = {n: log[n] for n in rw.probes(config, ledger) if n in log}
+            each.append(rw.decide(config, ledger, now, (score, i), times))
+        decisions += 1
+        combined = rw.combine(each)
+        for c in combined.save:
+            ledgers[c] = each[c].ledger
+            if combined.admitted:
+                logs[c][each[c].ledger.count - 1] = each[c].at_ms
+        if combined.admitted:
+            starts[i] = now - NOON
+        else:
+            assert combined.until_ms > now and combined.wait is not None
+            heapq.heappush(due, (combined.until_ms, score, i))
+    return [starts[i] for i in range(len(arrivals))], decisions
+
+
+def earliest_in_all(arrivals: list[int], configs: list[rw.WindowConfig]) -> list[int]:
+    starts: list[int] = []
+    for i, at in enumerate(sorted(arrivals)):
+        gates = [starts[i - c.limit] + c.window_ms for c in configs if i >= c.limit]
+        starts.append(max([at, *gates]))
+    return starts
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rules=st.lists(st.tuples(st.integers(1, 5), st.integers(1_000, 5_000)), min_size=2, max_size=3),
+    arrivals=st.lists(st.integers(0, 8_000), min_size=1, max_size=50),
+)
+def test_runs_needing_several_windows_fit_all_and_start_as_early_as_allowed(
+    rules: list[tuple[int, int]], arrivals: list[int]
+) -> None:
+    configs = [rw.WindowConfig(limit, window) for limit, window in rules]
+    starts, decisions = run_several(configs, arrivals)
+    for config in configs:
+        assert rw.allowed_in_any_window(sorted(starts), config)
+    assert starts == earliest_in_all(arrivals, configs)
+    assert decisions <= 4 * len(arrivals)
+
+
+def test_a_backlog_needing_two_windows_costs_about_three_decisions_per_run() -> None:
+    configs = [rw.WindowConfig(3, 1_000), rw.WindowConfig(5, 2_000)]
+    starts, decisions = run_several(configs, [0] * 1_000)
+    assert starts == earliest_in_all([0] * 1_000, configs)
+    assert decisions <= 3 * 1_000  # each run is re-armed a bounded number of times
+
+
+def test_combine_charges_all_or_none_and_seats_only_where_it_binds() -> None:
+    a, b = rw.WindowConfig(1, 1_000), rw.WindowConfig(1, 5_000)
+    full = rw.Ledger(count=1, last_at=NOON)
+    room = rw.decide(a, None, NOON, (NOON, 1), {})
+    shut_a = rw.decide(a, full, NOON, (NOON, 1), {0: NOON})
+    shut_b = rw.decide(b, full, NOON, (NOON, 1), {0: NOON})
+    assert rw.combine([room, room]) == rw.Combined(True, 0, (0, 1), None)
+    partial = rw.combine([room, shut_b])
+    assert (partial.admitted, partial.until_ms, partial.save) == (False, NOON + 5_000, (1,))
+    both = rw.combine([shut_a, shut_b])
+    assert (both.until_ms, both.save, both.wait) == (NOON + 5_000, (1,), shut_b.wait)
