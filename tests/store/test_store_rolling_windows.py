@@ -10,9 +10,10 @@ import pytest
 from weir.platform.gates.rolling_window import WindowConfig, allowed_in_any_window
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
-from weir.platform.store import rolling_windows, start_throttle
+from weir.platform.store import rolling_windows, run_records, start_throttle
 from weir.platform.store.database import Database, make_engine
 from weir.platform.store.rolling_windows import Scope
+from weir.platform.store.run_records import NewRun
 
 from tests.support.store_kit import Store, new_item
 
@@ -50,6 +51,27 @@ def test_at_most_limit_per_window_and_the_rest_rearmed_at_their_turn(store: Stor
     assert len(claim(store, NOW + 2_000)) == 1
     assert store.rows("SELECT count, last_at FROM rolling_scopes") == [(7, NOW + 2_000)]
     assert log(store, A) == [NOW + 2_000]  # the six before it left the window: pruned
+
+
+def test_a_deferred_run_says_which_window_and_until_when(store: Store) -> None:
+    backlog(store, 1, [B], lane="lane-b")
+    claim(store, NOW)
+    new = NewRun(
+        id="run-w", function_id="fn-1", event_ids=["ev-1"], created_at=NOW, score=5, lane="lane-w"
+    )
+    store.write(lambda c: run_records.insert_run(c, new))
+    payload = rolling_windows.payload([B])
+    store.write(
+        partial(q.enqueue, item=new_item("lane-w", score=5, run_id="run-w", payload=payload))
+    )
+    assert claim(store, NOW + 1_234) == []
+    run = store.read(lambda c: run_records.get_run(c, "run-w"))
+    assert run is not None and run.waiting == {
+        "gate": "rolling_window",
+        "key": "",
+        "until_ms": NOW + 5_000,
+        "words": "rolling_window: 1 per 5000 ms window is full until 00:01:05.000 (meter 'stripe')",
+    }
 
 
 def test_a_run_needing_two_scopes_is_charged_in_none_unless_both_have_room(store: Store) -> None:
