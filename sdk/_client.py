@@ -19,6 +19,7 @@ from ._options import (
     Lane,
     Priority,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -87,6 +88,7 @@ class Weir:
         singleton: Singleton | None = None,
         cancel_on: Cancel | Sequence[Cancel] | None = None,
         timeouts: Timeouts | None = None,
+        rolling_window: RollingWindow | Sequence[RollingWindow] | None = None,
         on_failure: Handler | None = None,
         lane: Lane | str | None = None,
     ) -> Callable[[Handler], Function]:
@@ -109,6 +111,7 @@ class Weir:
             singleton=singleton,
             cancel_on=_cancels(cancel_on),
             timeouts=timeouts,
+            rolling_window=_windows(rolling_window),
             on_failure=on_failure,
             lane=Lane(key=lane) if isinstance(lane, str) else lane,
         )
@@ -166,6 +169,12 @@ def _limits(value: int | Concurrency | Sequence[Concurrency] | None) -> tuple[Co
     if isinstance(value, Concurrency):
         return (value,)
     return tuple(value)  # type: ignore[arg-type]  # anything else is reported at serve()
+
+
+def _windows(value: RollingWindow | Sequence[RollingWindow] | None) -> tuple[RollingWindow, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, RollingWindow) else tuple(value)
 
 
 def _priority(value: Priority | str | None) -> Priority | None:

@@ -15,6 +15,7 @@ from ._options import (
     Lane,
     Priority,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -28,6 +29,7 @@ MAX_TRIGGERS = 10
 MAX_CONCURRENCY = 2
 MAX_CANCEL = 5
 MAX_RETRIES = 20
+MAX_ROLLING_WINDOWS = 8
 
 
 class _Option(Protocol):
@@ -55,6 +57,7 @@ class FunctionOptions:
     singleton: Singleton | None = None
     cancel_on: tuple[Cancel, ...] = ()
     timeouts: Timeouts | None = None
+    rolling_window: tuple[RollingWindow, ...] = ()
     on_failure: Callable[..., Any] | None = None
     lane: Lane | None = None  # Weir only: sent in the config's "weir" block
 
@@ -217,7 +220,21 @@ def _weir_block(p: Problems, o: FunctionOptions) -> Wire:
     block: Wire = {}
     if o.lane is not None:
         block["lane"] = _one(p, "lane", o.lane, Lane)
+    _rolling_windows(p, o, block)
     return block
+
+
+def _rolling_windows(p: Problems, o: FunctionOptions, block: Wire) -> None:
+    # Weir-only: sent in the function's "weir" block (docs/sdk.md).
+    count = len(o.rolling_window)
+    p.check(
+        count <= MAX_ROLLING_WINDOWS,
+        "rolling_window",
+        f"allows at most {MAX_ROLLING_WINDOWS} windows, got {count}",
+    )
+    if count:
+        windows = _each(p, "rolling_window", o.rolling_window, RollingWindow)
+        block["rollingWindows"] = windows
 
 
 def _one(p: Problems, option: str, value: Any, kind: type) -> Wire | None:

@@ -98,6 +98,63 @@ class RateLimit:
         return _drop_none({"limit": self.limit, "period": period, "key": self.key})
 
 
+_MAX_WINDOW_LIMIT = 100_000
+_MIN_WINDOW_MS = 1_000
+_MAX_WINDOW_MS = 86_400_000
+_MAX_RATE_NAME = 128
+
+
+def _window_ms(value: object) -> int:
+    """A rolling window's length in whole ms: an int (ms), a timedelta or '30s'-style text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        ms = value
+    else:
+        try:
+            delta = to_timedelta(value)
+        except ValueError:
+            wanted = "an int (milliseconds), a timedelta or a string like '1s', '5m', '1h'"
+            raise ValueError(f"expected {wanted}, got {value!r}") from None
+        if delta.microseconds % 1_000:
+            raise ValueError(f"must be whole milliseconds, got {value!r}")
+        ms = delta // timedelta(milliseconds=1)
+    if not _MIN_WINDOW_MS <= ms <= _MAX_WINDOW_MS:
+        raise ValueError(f"must be from 1s to 24h (1000 to 86400000 ms), got {value!r}")
+    return ms
+
+
+@dataclass(frozen=True)
+class RollingWindow:
+    """At most `limit` (1..100,000) run starts in any `window` (1 s..24 h; an int is ms)
+    ending now, per `key` value; a run over it waits for room, nothing is dropped.
+    `rate_name` makes it a shared meter: every function naming it draws on one budget."""
+
+    limit: int
+    window: Duration | int
+    key: str | None = None
+    rate_name: str | None = None
+
+    def to_wire(self, p: Problems, option: str) -> Wire:
+        ok_limit = _is_int(self.limit) and 1 <= self.limit <= _MAX_WINDOW_LIMIT
+        wanted = f"must be an integer from 1 to {_MAX_WINDOW_LIMIT}"
+        p.check(ok_limit, f"{option}.limit", f"{wanted}, got {self.limit!r}")
+        _expr(p, f"{option}.key", self.key)
+        name = self.rate_name
+        ok_name = name is None or (
+            isinstance(name, str)
+            and name.strip() != ""
+            and len(name) <= _MAX_RATE_NAME
+            and name.isprintable()
+        )
+        p.check(
+            ok_name,
+            f"{option}.rate_name",
+            f"must be printable text of 1 to {_MAX_RATE_NAME} characters, got {name!r}",
+        )
+        window = p.attempt(f"{option}.window", lambda: _window_ms(self.window))
+        body = {"limit": self.limit, "window": window, "key": self.key, "rateName": name}
+        return _drop_none(body)
+
+
 @dataclass(frozen=True)
 class Debounce:
     """Start once events stop arriving for `period` (1 s .. 7 d), at most `timeout` late."""

@@ -24,6 +24,7 @@ __all__ = [
     "Lane",
     "Problem",
     "RateLimit",
+    "RollingWindow",
     "Singleton",
     "SyncError",
     "Throttle",
@@ -71,6 +72,17 @@ class RateLimit:
     limit: int
     period_ms: int
     key: str | None
+
+
+@dataclass(frozen=True)
+class RollingWindow:
+    """At most `limit` run starts in any `window_ms` ending now; `rate_name` shares the
+    budget with every function naming the same meter (weir block `rollingWindows`)."""
+
+    limit: int
+    window_ms: int
+    key: str | None
+    rate_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,7 @@ class FunctionConfig:
     cancel_on: tuple[CancelOn, ...] = ()
     timeouts: Timeouts | None = None
     lane: Lane | None = None
+    rolling_windows: tuple[RollingWindow, ...] = ()
     # A plain dict so it stays JSON-serialisable; left out of the hash since dicts have none.
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
@@ -143,6 +156,7 @@ class FunctionConfig:
         data["triggers"] = [_trigger_to_json(trigger) for trigger in self.triggers]
         data["concurrency"] = [_plain(limit) for limit in self.concurrency]
         data["cancel_on"] = [_plain(cancel) for cancel in self.cancel_on]
+        data["rolling_windows"] = [_plain(window) for window in self.rolling_windows]
         for name in _OPTION_TYPES:
             data[name] = _plain_or_none(getattr(self, name))
         data["raw"] = dict(self.raw)
@@ -155,6 +169,8 @@ class FunctionConfig:
         values["triggers"] = tuple(_trigger_from_json(item) for item in data["triggers"])
         values["concurrency"] = tuple(ConcurrencyLimit(**item) for item in data["concurrency"])
         values["cancel_on"] = tuple(CancelOn(**item) for item in data["cancel_on"])
+        windows = data.get("rolling_windows", ())  # configs stored before windows existed
+        values["rolling_windows"] = tuple(RollingWindow(**item) for item in windows)
         for name, option_type in _OPTION_TYPES.items():
             values[name] = _build_or_none(option_type, data.get(name))
         return cls(**values)

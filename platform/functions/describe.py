@@ -15,6 +15,7 @@ from weir.platform.functions.config import (
     FunctionConfig,
     Lane,
     RateLimit,
+    RollingWindow,
     Singleton,
     Throttle,
     Timeouts,
@@ -53,6 +54,12 @@ def describe_rate_limit(rate_limit: RateLimit) -> str:
     span = format_span(rate_limit.period_ms)
     per = _per(rate_limit.key)
     return f"rate limit: up to {rate_limit.limit} per {span}{per}, extra events skipped"
+
+
+def describe_rolling_window(window: RollingWindow) -> str:
+    meter = "" if window.rate_name is None else f", meter {window.rate_name!r} (shared)"
+    span = format_span(window.window_ms)
+    return f"rolling window: up to {window.limit} starts in any {span}{_per(window.key)}{meter}"
 
 
 def describe_concurrency(limit: ConcurrencyLimit) -> str:
@@ -154,4 +161,5 @@ def _flow_lines(config: FunctionConfig) -> list[str]:
     ]
     lines = [line for line in optional if line]
     lines += [describe_lane(config.lane)] if config.lane is not None else []
+    lines += [describe_rolling_window(window) for window in config.rolling_windows]
     return lines + [describe_concurrency(limit) for limit in config.concurrency]

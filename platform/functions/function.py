@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from weir.platform.functions import lane, options, weir_block
+from weir.platform.functions import lane, options, rolling_windows, weir_block
 from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, FunctionConfig
 from weir.platform.functions.connect_url import is_connect_url
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
@@ -66,6 +66,7 @@ def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
         cancel_on=options.read_cancel_on(issues, item.get("cancel")),
         timeouts=options.read_timeouts(issues, item.get("timeouts")),
         lane=lane.read_lane(issues, weir.get("lane")),
+        rolling_windows=rolling_windows.read(issues, weir),
         raw=copy.deepcopy(dict(item)),
     )
 

@@ -109,6 +109,7 @@ def _expressions(cand: Candidate) -> list[str]:
     found = [e for g, option, exprs in gated if gate_io.applies(cand, g, option) for e in exprs]
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
     found += [cfg.lane.key] if cfg.lane is not None else []
+    found += [window.key for window in cfg.rolling_windows]
     return [e for e in found if e is not None]
 
 

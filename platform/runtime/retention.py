@@ -7,7 +7,7 @@ import contextlib
 import logging
 
 from weir.platform.clock import Clock
-from weir.platform.store import retention
+from weir.platform.store import retention, rolling_windows
 from weir.platform.store.database import Database
 
 log = logging.getLogger("weir.retention")
@@ -34,9 +34,11 @@ class Retention:
         before = self.clock.now_ms() - self.keep_ms
         runs = await self.db.write(lambda c: retention.delete_old_runs(c, before, self.batch))
         events = await self.db.write(lambda c: retention.delete_old_events(c, before, self.batch))
+        now = self.clock.now_ms()  # rolling-window scopes idle for a whole window count nothing
+        idle = await self.db.write(lambda c: rolling_windows.sweep(c, now, self.batch))
         if runs or events:
             log.info("retention deleted old history", extra=_fields(runs, events))
-        return runs + events
+        return runs + events + idle
 
 
 def _fields(runs: int, events: int) -> dict[str, dict[str, int]]:

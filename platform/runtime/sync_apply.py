@@ -7,6 +7,7 @@ from typing import Any
 from weir.platform.functions import AppSync, FunctionConfig
 from weir.platform.ids import new_id
 from weir.platform.observability import notes
+from weir.platform.runtime import meters
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import catalog
 
@@ -18,6 +19,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
         catalog.mark_app_synced(tx.conn, app.id, tx.now)
         tx.notes.append(_synced(sync, modified=False))
         return {"ok": True, "modified": False, "app_id": app.id}
+    meters.check_rates(tx.conn, app.id if app is not None else None, sync)
     app_id = app.id if app is not None else _new_app(tx, sync)
     catalog.record_app_sync(
         tx.conn,

@@ -1,7 +1,8 @@
 """The durable queue: enqueue, claim under concurrency limits, finish, lease upkeep.
 
-A run's first call may carry a throttle: the claim checks it on the start itself, in the same
-transaction (`start_throttle`), and defers a start that would come too soon.
+A run's first call may carry a throttle and rolling windows: the claim checks them on the start
+itself, in the same transaction (`rolling_windows`, then `start_throttle`), and defers a start
+that would come too soon.
 
 Every item sits in a lane: all items of runs that carry the same concurrency keys. A lane is
 looked at from `lanes.next_at`; when its head needs a slot of a full key, the lane is parked on
@@ -28,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import dialect, fences, start_throttle
+from weir.platform.store import dialect, fences, rolling_windows, start_throttle
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -226,7 +227,7 @@ def _claim_lane(
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
-        verdict = start_throttle.check(conn, row, payload, now)
+        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check)
         if verdict.start:
             item = _lease(conn, row, payload, keys, now, lease)
             claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)

@@ -228,6 +228,28 @@ gate_state = Table(
     Column("expires_at", BigInteger, nullable=True),
 )
 
+# Strict rolling windows (store/rolling_windows.py): per scope, a header (the gate's Ledger)
+# and the log of its authorizations by number, pruned once they leave the window.
+rolling_scopes = Table(
+    "rolling_scopes",
+    metadata,
+    Column("scope_hash", KEY, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+    Column("last_at", BigInteger, nullable=False),
+    Column("line_end", BigInteger, nullable=False),
+    Column("line_score", BigInteger, nullable=False),
+    Column("line_id", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False, index=True),  # last_at + window
+)
+rolling_log = Table(
+    "rolling_log",
+    metadata,
+    Column("scope_hash", KEY, primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("at_ms", BigInteger, nullable=False),
+    Index("ix_rolling_log_at", "scope_hash", "at_ms"),
+)
+
 # Open waits: wait_for_event pauses, invoke results and cancel-on subscriptions.
 waits = Table(
     "waits",

@@ -16,6 +16,7 @@ from weir.platform.runtime.flow import (
     fifo,
     gate_io,
     limits,
+    rolling,
     singleton,
     timeouts,
 )
@@ -38,9 +39,11 @@ PRE_RUN_GATES: tuple[Gate, ...] = (
 
 
 def place_start(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
-    """When the run may start (throttle slot, FIFO lane); unchanged without either."""
+    """When the run may start (throttle slot, FIFO lane), and the start checks its claim makes
+    (throttle, rolling windows); unchanged without them."""
     plan = singleton.with_key(cand, plan)
     plan = limits.place_throttled(tx, cand, plan)
+    plan = rolling.place_windows(cand, plan)
     plan = fifo.place(tx, cand, plan)
     return gate_io.with_late_warnings(cand, plan)
 

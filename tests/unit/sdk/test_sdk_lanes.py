@@ -107,10 +107,19 @@ def test_weir_options_put_the_block_where_the_official_sdk_keeps_it() -> None:
 
 
 def test_weir_options_pass_any_block_through_for_weir_to_check() -> None:
-    fn = official_function(block={"lane": {"name": "billing"}, "rollingWindows": []})
+    fn = official_function(block={"lane": {"name": "billing"}, "noSuchOption": []})
     wire = fn.get_config(APP_URL).main.to_dict()
-    with pytest.raises(ValueError, match=r"weir\.rollingWindows"):
+    with pytest.raises(ValueError, match=r"weir\.noSuchOption"):
         platform_config(wire)
+
+
+def test_rolling_windows_travel_from_an_official_sdk_app() -> None:
+    windows = [{"limit": 2, "window": 1000, "key": "event.data.c", "rateName": "stripe"}]
+    fn = official_function(block={"rollingWindows": windows})
+    config = platform_config(fn.get_config(APP_URL).main.to_dict())
+    (window,) = config.rolling_windows
+    assert (window.limit, window.window_ms, window.key) == (2, 1000, "event.data.c")
+    assert window.rate_name == "stripe"
 
 
 def test_weir_options_refuse_a_bad_lane_at_once() -> None:
