@@ -35,6 +35,7 @@ from ._options import (
     Throttle,
     Timeouts,
 )
+from ._scopes import Scope
 from ._serve import asgi_app, serve
 from ._steps import Step, StepSync
 from ._triggers import TriggerCron, TriggerEvent
@@ -53,6 +54,7 @@ __all__ = [
     "Priority",
     "RateLimit",
     "RetryAfterError",
+    "Scope",
     "SendEventsError",
     "Singleton",
     "Step",

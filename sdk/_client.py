@@ -23,6 +23,7 @@ from ._options import (
     Timeouts,
 )
 from ._problems import raise_if_any
+from ._scopes import Scope
 from ._sender import EventSender
 from ._stepops import event_list
 from ._triggers import Trigger
@@ -47,11 +48,13 @@ class Weir:
         signing_key_fallback: str | None = None,
         env: str | None = None,
         transport: httpx.MockTransport | None = None,
+        app_limit: int | None = None,
     ) -> None:
         if not isinstance(app_id, str) or not app_id.strip():
             raise ValueError(f"app_id must be a non-empty string, got {app_id!r}")
         self.app_id = app_id
         self.app_version = app_version
+        self.app_limit = app_limit  # every function's default (docs/sdk.md, Scopes)
         self.settings = resolve(
             dev=dev,
             base_url=base_url,
@@ -87,6 +90,8 @@ class Weir:
         cancel_on: Cancel | Sequence[Cancel] | None = None,
         timeouts: Timeouts | None = None,
         on_failure: Handler | None = None,
+        scopes: Sequence[Scope] = (),
+        app_limit: int | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
         options = FunctionOptions(
@@ -108,6 +113,8 @@ class Weir:
             cancel_on=_cancels(cancel_on),
             timeouts=timeouts,
             on_failure=on_failure,
+            scopes=tuple(scopes),
+            app_limit=self.app_limit if app_limit is None else app_limit,
         )
 
         def register(handler: Handler) -> Function:

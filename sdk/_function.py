@@ -20,6 +20,7 @@ from ._options import (
     Wire,
 )
 from ._problems import Problems
+from ._scopes import Scope, scopes_wire
 from ._triggers import Trigger, TriggerCron, TriggerEvent
 
 FAILED_EVENT = "inngest/function.failed"
@@ -55,6 +56,8 @@ class FunctionOptions:
     cancel_on: tuple[Cancel, ...] = ()
     timeouts: Timeouts | None = None
     on_failure: Callable[..., Any] | None = None
+    scopes: tuple[Scope, ...] = ()  # Weir-only: resource scopes (docs/sdk.md)
+    app_limit: int | None = None  # Weir-only: slots shared by the app's functions
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,7 @@ def _flow_control(p: Problems, o: FunctionOptions) -> Wire:
         ok = isinstance(o.idempotency, str) and o.idempotency.strip() != ""
         p.check(ok, "idempotency", "must be a non-empty CEL expression string")
         out["idempotency"] = o.idempotency
+    out.update(scopes_wire(p, o.scopes, o.app_limit))
     return out
 
 

@@ -28,10 +28,10 @@ async def runs(
 @router.get("/runs/{run_id}")
 async def run_progress(run_id: str, weir: Platform = Depends(platform)) -> Any:
     """Enough to tell whether the run page is stale: status and how much history it has."""
-    view = await weir.read(lambda c: run_view(c, run_id))
+    now = weir.clock.now_ms()
+    view = await weir.read(lambda c: run_view(c, run_id, now))
     if view is None:
         return JSONResponse({"error": f"no run with id {run_id!r}"}, 404)
-    now = weir.clock.now_ms()
     return {
         "id": run_id,
         "status": view.run.status,

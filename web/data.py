@@ -5,8 +5,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from weir.platform.functions.describe import describe_function
-from weir.platform.reads import catalog, events, runs
-from weir.platform.reads.records import EventPage, RunPage
+from weir.platform.reads import catalog, events, runs, scopes
+from weir.platform.reads.records import Capacity, EventPage, RunPage
+from weir.platform.registry import Function
+from weir.platform.runtime.scopes import of_function
 from weir.platform.service import Platform
 from weir.web import display
 
@@ -63,6 +65,7 @@ async def one_event(weir: Platform, event_id: str) -> dict[str, Any] | None:
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
     now = weir.clock.now_ms()
     load = await weir.read(lambda c: catalog.function_load(c, now))
+    stored = {c.id: c for c in await weir.read(scopes.capacities)}
     app_names = {a.id: a.name for a in load.apps}
     fns = sorted(
         weir.registry.by_slug.values(), key=lambda f: (app_names.get(f.app_id, ""), f.slug)
@@ -76,9 +79,30 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
             "lines": describe_function(fn.config),
             "backlog": load.backlog.get(fn.id, 0),
             "slots": load.slots_of(fn.id),
+            "capacities": _capacities(fn, stored),
         }
         for fn in fns
     ]
+
+
+def _capacities(fn: Function, stored: dict[str, Capacity]) -> list[dict[str, Any]]:
+    """The function's limits with their live capacities; drift: this function's code declares
+    another value than the one in force."""
+    shown = []
+    for decl in of_function(fn):
+        cap = stored.get(decl.capacity_id)
+        shown.append(
+            {
+                "id": decl.capacity_id,
+                "name": cap.name if cap is not None else decl.name,
+                "capacity": cap.capacity if cap is not None else decl.limit,
+                "declared": decl.limit,
+                "revision": cap.revision if cap is not None else None,
+                "drift": cap is not None and cap.capacity != decl.limit,
+                "updated_by": cap.updated_by if cap is not None else None,
+            }
+        )
+    return shown
 
 
 async def app_cards(weir: Platform) -> list[dict[str, Any]]:

@@ -49,7 +49,8 @@ async def runs_page(
 
 @router.get("/runs/{run_id}")
 async def run_page(request: Request, run_id: str, weir: Platform = Depends(platform)) -> Any:
-    view = await weir.read(lambda c: runs.run_view(c, run_id))
+    now = weir.clock.now_ms()
+    view = await weir.read(lambda c: runs.run_view(c, run_id, now))
     if view is None:
         raise NotFound("Run not found", f"There is no run with id {run_id!r}.")
     return page(request, "run.html", **_run_context(weir, view))

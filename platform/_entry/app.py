@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from weir.platform import banner, cli
-from weir.platform.api import auth, events, gql, health, register, run_state, v1
+from weir.platform.api import auth, capacity, events, gql, health, register, run_state, v1
 from weir.platform.api.budget import BodyBudget
 from weir.platform.api.guard import RequestGuard
 from weir.platform.api.headers import SecurityHeaders
@@ -36,6 +36,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         events.router,
         register.router,
         v1.router,
+        capacity.router,
         run_state.router,
         gql.router,
     )

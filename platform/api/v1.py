@@ -48,7 +48,8 @@ async def event_runs(event_id: str, weir: Platform = Depends(platform)) -> JSONR
 
 @router.get("/runs/{run_id}", responses=docs.errors(401, 404))
 async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
-    view = await weir.read(lambda c: runs.run_view(c, run_id))
+    now = weir.clock.now_ms()
+    view = await weir.read(lambda c: runs.run_view(c, run_id, now))
     if view is None:
         return _missing("run", run_id)
     data = run_json(weir, view.run) | {

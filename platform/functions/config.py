@@ -23,6 +23,7 @@ __all__ = [
     "FunctionConfig",
     "Problem",
     "RateLimit",
+    "ScopeLimit",
     "Singleton",
     "SyncError",
     "Throttle",
@@ -55,6 +56,15 @@ class ConcurrencyLimit:
     limit: int  # 0 means no limit
     key: str | None
     scope: Literal["fn", "env", "account"]
+
+
+@dataclass(frozen=True)
+class ScopeLimit:
+    """A resource scope (weir.scopes): `limit` slots per evaluated key, or one set if no key."""
+
+    limit: int
+    name: str | None  # shared by every function naming it, across apps
+    key: str | None  # a CEL expression over `event`
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,8 @@ class FunctionConfig:
     priority_run: str | None = None
     cancel_on: tuple[CancelOn, ...] = ()
     timeouts: Timeouts | None = None
+    scopes: tuple[ScopeLimit, ...] = ()  # Weir-only (functions/scopes.py)
+    app_limit: int | None = None  # Weir-only: slots shared by the app's functions declaring it
     # A plain dict so it stays JSON-serialisable; left out of the hash since dicts have none.
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
@@ -132,6 +144,7 @@ class FunctionConfig:
         data["triggers"] = [_trigger_to_json(trigger) for trigger in self.triggers]
         data["concurrency"] = [_plain(limit) for limit in self.concurrency]
         data["cancel_on"] = [_plain(cancel) for cancel in self.cancel_on]
+        data["scopes"] = [_plain(scope) for scope in self.scopes]
         for name in _OPTION_TYPES:
             data[name] = _plain_or_none(getattr(self, name))
         data["raw"] = dict(self.raw)
@@ -144,6 +157,7 @@ class FunctionConfig:
         values["triggers"] = tuple(_trigger_from_json(item) for item in data["triggers"])
         values["concurrency"] = tuple(ConcurrencyLimit(**item) for item in data["concurrency"])
         values["cancel_on"] = tuple(CancelOn(**item) for item in data["cancel_on"])
+        values["scopes"] = tuple(ScopeLimit(**item) for item in data.get("scopes", []))
         for name, option_type in _OPTION_TYPES.items():
             values[name] = _build_or_none(option_type, data.get(name))
         return cls(**values)

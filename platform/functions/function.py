@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from weir.platform.functions import options
+from weir.platform.functions import options, scopes
 from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, FunctionConfig
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
 from weir.platform.functions.problems import Issues
@@ -46,6 +46,7 @@ def read_function(issues: Issues, value: Any) -> FunctionConfig | None:
 
 def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
     step = _read_step(issues, item.get("steps"))
+    weir = scopes.read_weir_block(issues, item.get("weir"))
     return FunctionConfig(
         slug=read_text(issues, item.get("id"), "id", MAX_ID) or "",
         name=read_text(issues, item.get("name"), "name", MAX_ID) or "",
@@ -62,6 +63,8 @@ def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
         priority_run=options.read_priority_run(issues, item.get("priority")),
         cancel_on=options.read_cancel_on(issues, item.get("cancel")),
         timeouts=options.read_timeouts(issues, item.get("timeouts")),
+        scopes=scopes.read_scopes(issues, weir),
+        app_limit=scopes.read_app_limit(issues, weir),
         raw=copy.deepcopy(dict(item)),
     )
 

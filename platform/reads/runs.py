@@ -1,10 +1,11 @@
 """Runs: one run with everything its page shows, a page of runs, what the SDK's run-state API
 answers."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.reads import scopes
 from weir.platform.store import event_records, queries, run_records, step_records
 from weir.platform.store.event_records import StoredEvent
 from weir.platform.store.queries import RunPage
@@ -28,10 +29,14 @@ class RunView:
         return f"{self.run.status}/{len(self.history)}/{len(self.steps)}"
 
 
-def run_view(conn: Connection, run_id: str) -> RunView | None:
+def run_view(conn: Connection, run_id: str, now: int | None = None) -> RunView | None:
+    """Given `now`, a run waiting for a concurrency slot says which scope and how full it is."""
     run = run_records.get_run(conn, run_id)
     if run is None:
         return None
+    if now is not None and run.waiting is None:
+        waiting = scopes.scope_wait(conn, run, now)
+        run = replace(run, waiting=waiting) if waiting is not None else run
     return RunView(
         run,
         step_records.list_steps(conn, run_id),

@@ -8,6 +8,7 @@ still takes its concurrency keys, throttle slot and priority like any other.
 from weir.platform.ids import new_id
 from weir.platform.runtime.admission import start_run
 from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.scopes import ScopeKeyError
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import event_records, run_records
 
@@ -30,4 +31,7 @@ def rerun(tx: Tx, run_id: str) -> str:
     cand = Candidate(
         fn, ids, payloads, tx.now, batch_id=run.batch_id, cron=run.cron, original_run_id=run.id
     )
-    return start_run(tx, cand, new_id(tx.now))
+    try:
+        return start_run(tx, cand, new_id(tx.now))
+    except ScopeKeyError as broken:
+        raise RerunError(str(broken)) from None

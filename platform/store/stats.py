@@ -7,6 +7,8 @@ same numbers and nothing needs to be kept in step by hand.
 from dataclasses import dataclass, field
 
 from sqlalchemy import JSON, ColumnElement, Connection, case, cast, func, select, type_coerce
+from weir.platform.store import capacity
+from weir.platform.store.capacity import Capacity
 from weir.platform.store.schema import event_outcomes, queue, runs
 from weir.platform.vocabulary import ENDED
 
@@ -19,6 +21,7 @@ class StoreStats:
     oldest_due_ms: int = 0  # how long the longest-waiting due item has waited
     outcomes: dict[str, int] = field(default_factory=dict)  # event_outcomes rows per outcome
     waiting: dict[str, int] = field(default_factory=dict)  # unfinished runs per waiting gate
+    drifted: list[Capacity] = field(default_factory=list)  # capacities the code declares otherwise
 
 
 def snapshot(conn: Connection, now: int) -> StoreStats:
@@ -30,6 +33,7 @@ def snapshot(conn: Connection, now: int) -> StoreStats:
         oldest_due_ms=max(0, now - oldest) if oldest is not None else 0,
         outcomes=_outcomes(conn),
         waiting=_waiting(conn),
+        drifted=capacity.drifted(conn),
     )
 
 
