@@ -64,6 +64,7 @@ SKIPS = (
     EventOutcome.SINGLETON_SKIPPED,
     EventOutcome.DUPLICATE_EVENT_ID,
     EventOutcome.EXPRESSION_OVER_BUDGET,
+    EventOutcome.INVALID_SCOPE_KEY,
 )
 
 

@@ -32,7 +32,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-FUNCTIONS = 5  # in ui_app.py
+FUNCTIONS = 6  # in ui_app.py
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from typing import Any
 
 from fastapi import FastAPI
-from weir.sdk import Context, RateLimit, Throttle, Weir, serve
+from weir.sdk import Context, RateLimit, Scope, Throttle, Weir, serve
 
 client = Weir("ui-test", dev=True)
 
@@ -45,6 +45,11 @@ async def throttled(ctx: Context) -> str:
 )
 async def limited(ctx: Context) -> str:
     return "once an hour"
+
+
+@client.function("printer", name="Printer", event="ui/print", scopes=[Scope(2, name="ui-printer")])
+async def printer(ctx: Context) -> str:
+    return "printed"
 
 
 app = FastAPI()
