@@ -82,6 +82,8 @@ async def list_capacities(weir: Platform = Depends(platform)) -> JSONResponse:
 
 @router.get("/{ident:path}", responses=docs.errors(401, 404))
 async def get_capacity(ident: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    if not _nameable(ident):
+        return _missing(ident)
     view = await weir.read(lambda c: scopes.capacity_view(c, ident))
     if view is None:
         return _missing(ident)
@@ -108,6 +110,8 @@ async def reset_capacity(
 
 
 async def _change(ident: str, request: Request, weir: Platform, *, reset: bool) -> JSONResponse:
+    if not _nameable(ident):
+        return _missing(ident)
     body = await _body(request)
     if isinstance(body, str):
         return JSONResponse({"error": body}, 400)
@@ -137,6 +141,11 @@ async def _body(request: Request) -> dict[str, Any] | str:
     if not isinstance(value, dict):
         return 'the body must be a JSON object, like {"capacity": 5, "revision": 3}'
     return value
+
+
+def _nameable(ident: str) -> bool:
+    """Could name a capacity (names are printable; PostgreSQL text cannot even hold a NUL)."""
+    return 0 < len(ident) <= 4096 and ident.isprintable()
 
 
 def _printable(value: object) -> bool:

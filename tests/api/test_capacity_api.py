@@ -120,6 +120,8 @@ def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:
 
 def test_an_unknown_capacity_is_a_404(client: TestClient) -> None:
     assert client.get("/v1/capacity/nothing").status_code == 404
+    assert client.get("/v1/capacity/a%00b").status_code == 404  # not even asked of the store
+    assert change(client, "reset", "a\x00b", revision=1).status_code == 404
     resp = change(client, "set", "nothing", capacity=2, revision=1)
     assert resp.status_code == 404 and "no capacity named 'nothing'" in resp.json()["error"]
 
