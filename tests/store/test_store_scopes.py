@@ -4,7 +4,7 @@ the declared limit, and live changes of it (raise wakes parked lanes, lower revo
 from functools import partial
 
 import pytest
-from weir.platform.store import capacity
+from weir.platform.store import capacity, stats
 from weir.platform.store import queue as q
 from weir.platform.vocabulary import CapacityAction, CapacityKind
 
@@ -165,3 +165,11 @@ def test_a_crashed_holder_s_slot_frees_when_its_lease_runs_out(store: Store) -> 
     assert again.id == crashed.id and in_use(store, PRINTER, LEASE) == 1
     with pytest.raises(q.LeaseLost):
         finish(store, crashed, now=LEASE + 1)
+
+
+def test_runs_in_a_parked_lane_count_as_waiting_for_concurrency(store: Store) -> None:
+    items = (new_item("p", score=i, run_id=f"run-{i}", limits=(printer(),)) for i in range(3))
+    enqueue(store, *items)
+    claim(store, now=0)  # run-0 holds the printer; the lane parks
+    waiting = store.read(lambda c: stats.snapshot(c, 1)).waiting
+    assert waiting == {"concurrency": 2}
