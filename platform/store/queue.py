@@ -18,6 +18,10 @@ Several processes may claim from one PostgreSQL: a claimer locks the lanes it wo
 and counts and takes a key's slots only while holding that key's lock (`dialect.try_lock`;
 releasing slots waits for it), so a limit shared by several lanes is never exceeded. Anything
 that may delete a lane row locks it first, so an item enqueued meanwhile never loses its lane.
+
+A lane may need many keys at once (concurrency limits, the app limit, resource scopes): its
+items take a slot of every one in the claim's transaction or of none, the keys locked in one
+order (by hash), each sized by its live capacity when it has one (`capacity.sizes`).
 """
 
 import json

@@ -171,3 +171,19 @@ def test_start_mode_needs_a_login_and_records_who_changed_it(tmp_path: Path) -> 
             auth=(USER, PASSWORD),
         )
         assert again.json()["data"]["updated_by"] == f"bob (user {USER})"
+
+
+def test_a_rerun_whose_scope_key_now_breaks_the_rules_is_refused(client: TestClient) -> None:
+    weir = {"scopes": [{"key": "event.data.user", "limit": 1}]}
+    assert (
+        client.post("/fn/register", json=sync_body(function("pay", weir=weir))).status_code == 200
+    )
+    [event_id] = client.post("/e/key", json={"name": "t/e", "data": {"user": "ann"}}).json()["ids"]
+    [run] = client.get(f"/v1/events/{event_id}/runs").json()["data"]
+    weir = {"scopes": [{"key": "event.data.missing", "limit": 1}]}
+    assert (
+        client.post("/fn/register", json=sync_body(function("pay", weir=weir))).status_code == 200
+    )
+    resp = client.post(f"/v1/runs/{run['run_id']}/rerun")
+    assert resp.status_code == 409
+    assert "the key expression 'event.data.missing' failed" in resp.json()["error"]
