@@ -136,3 +136,28 @@ def test_the_slot_of_a_killed_holder_frees_when_its_lease_runs_out(tmp_path: Pat
             app.stop()
             second.stop()
             first.stop()
+
+
+@pytest.mark.postgres
+def test_two_processes_never_exceed_any_scope(tmp_path: Path) -> None:
+    with fresh_schema() as url:
+        servers = [WeirServer(tmp_path, database_url=url, name=f"weir{i}") for i in range(2)]
+        app = AppServer(tmp_path, APP, "scopes", servers[0].url)
+        try:
+            servers[0].start()
+            app.start()
+            app.sync()
+            servers[1].start()
+            sent: list[str] = []
+            for i, name in enumerate(["t/printer", "t/both", "t/paper", "t/paper"] * 5):
+                server = servers[i % 2]  # both processes create runs and claim them
+                sent += server.send_many([{"name": name, "data": {"hold": 0.15}}])
+            for event_id in sent:
+                servers[0].finished_run(event_id, timeout=60)
+            assert peak(spans(app, "printer", "both")) == 1
+            assert peak(spans(app, "paper", "both")) <= 2
+            assert len(app.entries("end")) == len(sent)
+        finally:
+            app.stop()
+            for server in servers:
+                server.stop()
