@@ -60,7 +60,7 @@ def test_a_run_takes_a_slot_of_every_scope_or_of_none(
     servers: tuple[WeirServer, AppServer],
 ) -> None:
     weir, app = servers
-    weir.send("t/printer", {"hold": 2.5})
+    weir.send("t/printer", {"hold": 4.0})  # long enough for the papers to run meanwhile
     wait_until(lambda: app.entries("start"))  # the printer scope's only slot is held
     both = weir.send("t/both", {"hold": 0.2})
 
