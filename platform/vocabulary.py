@@ -89,6 +89,22 @@ class EventOutcome(StrEnum):
     RESUMED = "resumed"
     CANCELLED_RUN = "cancelled_run"
     SUPERSEDED = "superseded"
+    INVALID_SCOPE_KEY = "invalid_scope_key"  # a concurrency scope's key broke the key rules
+
+
+class CapacityKind(StrEnum):
+    """`capacities.kind`: what a live capacity limits."""
+
+    CONCURRENCY = "concurrency"  # slots of a concurrency key or scope
+
+
+class CapacityAction(StrEnum):
+    """`capacity_changes.action`: what changed a capacity row."""
+
+    CREATED = "created"  # first declared by code: the capacity starts at the declared value
+    DECLARED = "declared"  # code declares another value; the capacity stays (drift)
+    SET = "set"  # an operator set the capacity
+    RESET = "reset"  # an operator set it back to the declared value
 
 
 # Users may not send events under this prefix: the names below are Weir's (as in Inngest).

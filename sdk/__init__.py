@@ -37,6 +37,7 @@ from ._options import (
     Throttle,
     Timeouts,
 )
+from ._scopes import Scope
 from ._serve import asgi_app, serve
 from ._steps import Step, StepSync
 from ._triggers import TriggerCron, TriggerEvent
@@ -57,6 +58,7 @@ __all__ = [
     "RateLimit",
     "RetryAfterError",
     "RollingWindow",
+    "Scope",
     "SendEventsError",
     "Singleton",
     "Step",

@@ -25,6 +25,7 @@ from ._options import (
     Timeouts,
 )
 from ._problems import raise_if_any
+from ._scopes import Scope
 from ._sender import EventSender
 from ._stepops import event_list
 from ._triggers import Trigger
@@ -49,11 +50,13 @@ class Weir:
         signing_key_fallback: str | None = None,
         env: str | None = None,
         transport: httpx.MockTransport | None = None,
+        app_limit: int | None = None,
     ) -> None:
         if not isinstance(app_id, str) or not app_id.strip():
             raise ValueError(f"app_id must be a non-empty string, got {app_id!r}")
         self.app_id = app_id
         self.app_version = app_version
+        self.app_limit = app_limit  # every function's default (docs/sdk.md, Scopes)
         self.settings = resolve(
             dev=dev,
             base_url=base_url,
@@ -91,6 +94,8 @@ class Weir:
         rolling_window: RollingWindow | Sequence[RollingWindow] | None = None,
         on_failure: Handler | None = None,
         lane: Lane | str | None = None,
+        scopes: Sequence[Scope] = (),
+        app_limit: int | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
         options = FunctionOptions(
@@ -114,6 +119,8 @@ class Weir:
             rolling_window=_windows(rolling_window),
             on_failure=on_failure,
             lane=Lane(key=lane) if isinstance(lane, str) else lane,
+            scopes=tuple(scopes),
+            app_limit=self.app_limit if app_limit is None else app_limit,
         )
 
         def register(handler: Handler) -> Function:

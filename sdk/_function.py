@@ -22,6 +22,7 @@ from ._options import (
     Wire,
 )
 from ._problems import Problems
+from ._scopes import Scope, scopes_wire
 from ._triggers import Trigger, TriggerCron, TriggerEvent
 
 FAILED_EVENT = "inngest/function.failed"
@@ -60,6 +61,8 @@ class FunctionOptions:
     rolling_window: tuple[RollingWindow, ...] = ()
     on_failure: Callable[..., Any] | None = None
     lane: Lane | None = None  # Weir only: sent in the config's "weir" block
+    scopes: tuple[Scope, ...] = ()  # Weir-only: resource scopes (docs/sdk.md)
+    app_limit: int | None = None  # Weir-only: slots shared by the app's functions
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ def _weir_block(p: Problems, o: FunctionOptions) -> Wire:
     if o.lane is not None:
         block["lane"] = _one(p, "lane", o.lane, Lane)
     _rolling_windows(p, o, block)
+    block.update(scopes_wire(p, o.scopes, o.app_limit))
     return block
 
 

@@ -7,8 +7,10 @@ from urllib.parse import urlencode
 
 from weir.platform.api import run_reads
 from weir.platform.functions.describe import describe_function, describe_trigger
-from weir.platform.reads import bulk, catalog, events
-from weir.platform.reads.records import EventPage, RunPage
+from weir.platform.reads import bulk, catalog, events, scopes
+from weir.platform.reads.records import Capacity, EventPage, RunPage
+from weir.platform.registry import Function
+from weir.platform.runtime.scopes import of_function
 from weir.platform.service import Platform
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.web import display
@@ -102,6 +104,7 @@ async def event_list(
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
     now = weir.clock.now_ms()
     load = await weir.read(lambda c: catalog.function_load(c, now))
+    stored = {c.id: c for c in await weir.read(scopes.capacities)}
     app_names = {a.id: a.name for a in load.apps}
     fns = sorted(
         weir.registry.by_slug.values(), key=lambda f: (app_names.get(f.app_id, ""), f.slug)
@@ -118,6 +121,7 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
             "options": describe_function(fn.config)[len(fn.config.triggers) :],
             "backlog": load.backlog.get(fn.id, 0),
             "slots": load.slots_of(fn.id),
+            "capacities": _capacities(fn, stored),
         }
         for fn in fns
     ]
@@ -126,6 +130,26 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
 def search_text(card: dict[str, Any]) -> str:
     """What the functions page's search looks in: names, slug, app and triggers."""
     return " ".join([card["name"], card["slug"], card["app"], *card["triggers"]]).lower()
+
+
+def _capacities(fn: Function, stored: dict[str, Capacity]) -> list[dict[str, Any]]:
+    """The function's limits with their live capacities; drift: this function's code declares
+    another value than the one in force."""
+    shown = []
+    for decl in of_function(fn):
+        cap = stored.get(decl.capacity_id)
+        shown.append(
+            {
+                "id": decl.capacity_id,
+                "name": cap.name if cap is not None else decl.name,
+                "capacity": cap.capacity if cap is not None else decl.limit,
+                "declared": decl.limit,
+                "revision": cap.revision if cap is not None else None,
+                "drift": cap is not None and cap.capacity != decl.limit,
+                "updated_by": cap.updated_by if cap is not None else None,
+            }
+        )
+    return shown
 
 
 async def app_cards(weir: Platform) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from weir.platform import banner, cli
 from weir.platform.api import (
     actions,
     auth,
+    capacity,
     connect,
     events,
     gql,
@@ -50,6 +51,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         v1.router,
         simulate.router,
         actions.router,
+        capacity.router,
         run_state.router,
         gql.router,
         connect.router,

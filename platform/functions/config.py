@@ -25,6 +25,7 @@ __all__ = [
     "Problem",
     "RateLimit",
     "RollingWindow",
+    "ScopeLimit",
     "Singleton",
     "SyncError",
     "Throttle",
@@ -57,6 +58,15 @@ class ConcurrencyLimit:
     limit: int  # 0 means no limit
     key: str | None
     scope: Literal["fn", "env", "account"]
+
+
+@dataclass(frozen=True)
+class ScopeLimit:
+    """A resource scope (weir.scopes): `limit` slots per evaluated key, or one set if no key."""
+
+    limit: int
+    name: str | None  # shared by every function naming it, across apps
+    key: str | None  # a CEL expression over `event`
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,8 @@ class FunctionConfig:
     timeouts: Timeouts | None = None
     lane: Lane | None = None
     rolling_windows: tuple[RollingWindow, ...] = ()
+    scopes: tuple[ScopeLimit, ...] = ()  # Weir-only (functions/scopes.py)
+    app_limit: int | None = None  # Weir-only: slots shared by the app's functions declaring it
     # A plain dict so it stays JSON-serialisable; left out of the hash since dicts have none.
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
@@ -157,6 +169,7 @@ class FunctionConfig:
         data["concurrency"] = [_plain(limit) for limit in self.concurrency]
         data["cancel_on"] = [_plain(cancel) for cancel in self.cancel_on]
         data["rolling_windows"] = [_plain(window) for window in self.rolling_windows]
+        data["scopes"] = [_plain(scope) for scope in self.scopes]
         for name in _OPTION_TYPES:
             data[name] = _plain_or_none(getattr(self, name))
         data["raw"] = dict(self.raw)
@@ -171,6 +184,7 @@ class FunctionConfig:
         values["cancel_on"] = tuple(CancelOn(**item) for item in data["cancel_on"])
         windows = data.get("rolling_windows", ())  # configs stored before windows existed
         values["rolling_windows"] = tuple(RollingWindow(**item) for item in windows)
+        values["scopes"] = tuple(ScopeLimit(**item) for item in data.get("scopes", []))
         for name, option_type in _OPTION_TYPES.items():
             values[name] = _build_or_none(option_type, data.get(name))
         return cls(**values)

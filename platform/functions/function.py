@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from weir.platform.functions import lane, options, rolling_windows, weir_block
+from weir.platform.functions import lane, options, rolling_windows, scopes, weir_block
 from weir.platform.functions.config import DEFAULT_RETRIES, MAX_RETRIES, FunctionConfig
 from weir.platform.functions.connect_url import is_connect_url
 from weir.platform.functions.fields import read_int, read_object, read_text, refuse
@@ -67,6 +67,8 @@ def _build(issues: Issues, item: Mapping[str, Any]) -> FunctionConfig:
         timeouts=options.read_timeouts(issues, item.get("timeouts")),
         lane=lane.read_lane(issues, weir.get("lane")),
         rolling_windows=rolling_windows.read(issues, weir),
+        scopes=scopes.read_scopes(issues, weir),
+        app_limit=scopes.read_app_limit(issues, weir),
         raw=copy.deepcopy(dict(item)),
     )
 

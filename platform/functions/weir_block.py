@@ -20,7 +20,7 @@ BLOCK = "weir"
 URL_PARAM = "weir"
 MAX_URL_BLOCK = 16 * 1024  # characters of JSON in the URL: far more than the options need
 # Every key the block may hold; each is read by its own module.
-ALLOWED = ("lane", "rollingWindows")
+ALLOWED = ("lane", "rollingWindows", "scopes", "appLimit")
 
 
 def split_url(url: str) -> tuple[str, list[str]]:

@@ -84,6 +84,15 @@ class _StoreCollector(Collector):
             s.outcomes,
         )
         yield _by_label("weir_runs_waiting", "Unfinished runs held by a gate", "gate", s.waiting)
+        drift = GaugeMetricFamily(
+            "weir_capacity_drift",
+            "Live capacities the code declares otherwise: the stored capacity minus the declared "
+            "value, until an operator sets or resets it",
+            labels=["kind", "name"],
+        )
+        for cap in s.drifted:
+            drift.add_metric([cap.kind, cap.name], cap.capacity - cap.declared)
+        yield drift
         yield GaugeMetricFamily(
             "weir_inflight_items", "Items this process is working on", value=self.inflight
         )

@@ -1,5 +1,6 @@
 """The store's frozen records, as the read models hand them out."""
 
+from weir.platform.store.capacity import Capacity, Change
 from weir.platform.store.catalog import App
 from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
@@ -10,6 +11,8 @@ from weir.platform.store.step_records import HistoryEntry, Step
 
 __all__ = [
     "App",
+    "Capacity",
+    "Change",
     "EventPage",
     "EventRun",
     "HistoryEntry",

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
+from weir.platform.reads import scopes
 from weir.platform.reads.run_state import RunState, run_state, run_states
 from weir.platform.registry import Function
 from weir.platform.store import (
@@ -78,6 +79,9 @@ def run_view(
     run = _current(conn, run_records.get_run(conn, run_id))
     if run is None:
         return None
+    if run.waiting is None:  # a run held by a scope says which scope and how full it is
+        waiting = scopes.scope_wait(conn, run, now)
+        run = replace(run, waiting=waiting) if waiting is not None else run
     rows = _closed_at_end(run, step_records.list_history(conn, run_id))
     names = {r.step_id: r.name for r in rows if r.step_id and r.name}
     for r in rows:

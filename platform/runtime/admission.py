@@ -13,13 +13,12 @@ from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
 from weir.platform.registry import Function
-from weir.platform.runtime import flow
+from weir.platform.runtime import flow, scopes
 from weir.platform.runtime.flow import gate_io
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
     condition,
-    evaluate_key,
     evaluate_value,
     evaluated_once,
     prepare,
@@ -27,6 +26,7 @@ from weir.platform.runtime.keys import (
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import event_records
+from weir.platform.store.queue import Limit
 from weir.platform.vocabulary import EventOutcome, SystemEvent
 
 
@@ -64,6 +64,7 @@ SKIPS = (
     EventOutcome.SINGLETON_SKIPPED,
     EventOutcome.DUPLICATE_EVENT_ID,
     EventOutcome.EXPRESSION_OVER_BUDGET,
+    EventOutcome.INVALID_SCOPE_KEY,
 )
 
 
@@ -84,6 +85,10 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
         over = prepare(_expressions(cand), {"event": cand.event})
         if over is not None:
             gate_io.record_all(tx, cand, EventOutcome.EXPRESSION_OVER_BUDGET, None, str(over))
+            return None
+        broken = scopes.key_problem(cand.fn, cand.event)
+        if broken is not None:  # before any gate spends: the run could never take its slots
+            gate_io.record_all(tx, cand, EventOutcome.INVALID_SCOPE_KEY, None, broken)
             return None
         for gate in flow.PRE_RUN_GATES:
             if not gate(tx, cand):
@@ -110,6 +115,7 @@ def _expressions(cand: Candidate) -> list[str]:
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]
     found += [cfg.lane.key] if cfg.lane is not None else []
     found += [window.key for window in cfg.rolling_windows]
+    found += [scope.key for scope in cfg.scopes]
     return [e for e in found if e is not None]
 
 
@@ -131,7 +137,8 @@ def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:
 def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
     created = tx.now
     score = _score(cand, created)
-    limits, keys, warnings = _concurrency(cand)
+    needs = scopes.run_limits(cand.fn, cand.event)
+    limits, keys, warnings = needs.limits, needs.shown, needs.warnings
     lane = _lane(cand.fn, limits)
     return RunPlan(
         fn=cand.fn,
@@ -157,20 +164,8 @@ def _score(cand: Candidate, created: int) -> int:
     return priority.run_score_ms(created, evaluate_value(expr, cand.event))
 
 
-def _concurrency(cand: Candidate) -> tuple[tuple[tuple[str, int], ...], dict[str, Any], list[str]]:
-    limits: list[tuple[str, int]] = []
-    shown: dict[str, Any] = {}
-    warnings: list[str] = []
-    for i, limit in enumerate(cand.fn.config.concurrency):
-        scope = cand.fn.id if limit.scope == "fn" else limit.scope
-        key = evaluate_key(f"concurrency\x00{scope}", limit.key, cand.event)
-        limits.append((key.hash, limit.limit))
-        shown[f"concurrency{i}"] = {"key": key.text, "hash": key.hash, "limit": limit.limit}
-        warnings += [key.warning] if key.warning else []
-    return tuple(limits), shown, warnings
-
-
-def _lane(fn: Function, limits: tuple[tuple[str, int], ...]) -> str:
-    if not any(limit > 0 for _, limit in limits):
+def _lane(fn: Function, limits: tuple[Limit, ...]) -> str:
+    """Runs needing the same keys share a lane (the declared limits keep old lanes apart)."""
+    if not any(limit.limit > 0 for limit in limits):
         return fn.id
-    return "L" + key_hash(fn.id + "".join(f"|{k}:{n}" for k, n in limits))[:31]
+    return "L" + key_hash(fn.id + "".join(f"|{x.key}:{x.limit}" for x in limits))[:31]

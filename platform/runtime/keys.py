@@ -77,6 +77,14 @@ def evaluate_key(namespace: str, expression: str | None, event: dict[str, Any]) 
     return EvaluatedKey(text[:512], key_hash(f"{namespace}\x00{expression}\x00{text}"))
 
 
+def key_text(expression: str, event: dict[str, Any]) -> str | Failure | BudgetExceeded:
+    """The key's whole text (not cut), or why the expression gave none."""
+    value = _outcome(expression, {"event": event})
+    if isinstance(value, EvaluationError | ExpressionError | BudgetExceeded):
+        return value
+    return stable_key(value)
+
+
 def evaluate_value(expression: str, event: dict[str, Any]) -> Any:
     value = _outcome(expression, {"event": event})
     return None if isinstance(value, Failure) else value

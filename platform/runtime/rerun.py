@@ -14,6 +14,7 @@ import json
 from weir.platform.ids import new_id
 from weir.platform.runtime.admission import start_run
 from weir.platform.runtime.flow.candidate import Candidate
+from weir.platform.runtime.scopes import ScopeKeyError
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import event_records, run_records, step_records
 
@@ -39,7 +40,10 @@ def rerun(tx: Tx, run_id: str, from_step: str | None = None) -> str:
         fn, ids, payloads, tx.now, batch_id=run.batch_id, cron=run.cron, original_run_id=run.id
     )
     kept = _steps_before(tx, run_id, from_step) if from_step is not None else []
-    new_run = start_run(tx, cand, new_id(tx.now))
+    try:
+        new_run = start_run(tx, cand, new_id(tx.now))
+    except ScopeKeyError as broken:
+        raise RerunError(str(broken)) from None
     _keep(tx, new_run, kept)
     return new_run
 

@@ -37,7 +37,7 @@ class RunPlan:
     start_at: int
     score: int
     lane: str
-    limits: tuple[tuple[str, int], ...] = ()
+    limits: tuple[q.Limit, ...] = ()
     keys: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     batch_id: str | None = None
@@ -95,7 +95,7 @@ def enqueue_call(
     run_id: str,
     fn_id: str,
     lane: str,
-    limits: tuple[tuple[str, int], ...],
+    limits: tuple[q.Limit, ...],
     at: int,
     score: int,
     step_id: str = DISCOVERY,

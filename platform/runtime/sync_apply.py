@@ -8,8 +8,10 @@ from weir.platform.functions import AppSync, FunctionConfig
 from weir.platform.ids import new_id
 from weir.platform.observability import notes
 from weir.platform.runtime import meters
+from weir.platform.runtime.scopes import declared
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import catalog
+from weir.platform.store import capacity, catalog
+from weir.platform.vocabulary import CapacityKind
 
 
 def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
@@ -17,6 +19,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
     checksum = _checksum(sync)
     if app is not None and app.checksum == checksum and app.error is None:
         catalog.mark_app_synced(tx.conn, app.id, tx.now)
+        declare_capacities(tx, app.id, sync)  # rows of a store migrated since the last sync
         tx.notes.append(_synced(sync, modified=False))
         return {"ok": True, "modified": False, "app_id": app.id}
     meters.check_rates(tx.conn, app.id if app is not None else None, sync)
@@ -31,6 +34,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
         at=tx.now,
     )
     _replace_functions(tx, app_id, sync.functions)
+    declare_capacities(tx, app_id, sync)
     tx.notes.append(_synced(sync, modified=True))
     return {"ok": True, "modified": True, "app_id": app_id, "sync_id": new_id(tx.now)}
 
@@ -72,6 +76,17 @@ def _upsert_function(
     if stored.config_text != text or stored.archived:
         new = catalog.FunctionVersion(app_id, config.name, text, stored.version + 1, tx.now)
         catalog.save_function_version(tx.conn, stored.id, new)
+
+
+def declare_capacities(tx: Tx, app_id: str, sync: AppSync) -> None:
+    """Create the capacity of every limit declared for the first time; a capacity that exists
+    only learns the declared value (never overwritten from code: a difference is drift)."""
+    for config in sync.functions:
+        stored = catalog.get_function_by_slug(tx.conn, config.slug)
+        fn_id = stored.id if stored is not None else ""
+        for decl in declared(fn_id, config.slug, app_id, sync.app_name, config):
+            kind = CapacityKind.CONCURRENCY
+            capacity.declare(tx.conn, kind, decl.capacity_id, decl.name, decl.limit, tx.now)
 
 
 def _synced(sync: AppSync, *, modified: bool) -> notes.Note:

@@ -19,20 +19,39 @@ Several processes may claim from one PostgreSQL: a claimer locks the lanes it wo
 and counts and takes a key's slots only while holding that key's lock (`dialect.try_lock`;
 releasing slots waits for it), so a limit shared by several lanes is never exceeded. Anything
 that may delete a lane row locks it first, so an item enqueued meanwhile never loses its lane.
+
+A lane may need many keys at once (concurrency limits, the app limit, resource scopes): its
+items take a slot of every one in the claim's transaction or of none, the keys locked in one
+order (by hash), each sized by its live capacity when it has one (`capacity.sizes`).
 """
 
 import json
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import dialect, fences, rolling_windows, start_throttle
+from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
+
+
+class Limit(NamedTuple):
+    """One concurrency key a lane's items need a slot of: its hash, the limit its code declared,
+    and the stored capacity that overrides the declared limit ("" for none: the declared one
+    holds). A lane's limits are stored as JSON lists in this order."""
+
+    key: str
+    limit: int
+    capacity: str = ""
+
+
+def limits_from_json(pairs: Any) -> tuple[Limit, ...]:
+    """Lanes stored before capacities carry [key, limit] pairs; they read with no capacity."""
+    return tuple(Limit(str(p[0]), int(p[1]), str(p[2]) if len(p) > 2 else "") for p in pairs)
 
 
 def _p(name: str) -> Any:
@@ -129,7 +148,7 @@ class NewItem:
     attempt: int = 0
     payload: dict[str, Any] = field(default_factory=dict)
     dedupe: str | None = None
-    limits: tuple[tuple[str, int], ...] = ()  # (key hash, limit) pairs of the lane
+    limits: tuple[Limit, ...] = ()  # the concurrency keys of the lane
 
 
 @dataclass(frozen=True)
@@ -213,17 +232,23 @@ def _due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str]) ->
     return list(conn.execute(query, {"b_now": now, "b_limit": limit}))
 
 
-def _limits(lane_row: Any) -> list[tuple[str, int]]:
-    return [(str(key), int(limit)) for key, limit in json.loads(lane_row.limits)]
+def _limits(lane_row: Any) -> tuple[Limit, ...]:
+    return limits_from_json(json.loads(lane_row.limits))
+
+
+@dataclass(frozen=True)
+class _Room:
+    items: int  # how many items of the lane may take a slot of every key now
+    tightest: str | None  # the key that allows no more than that (None: the budget did)
 
 
 def _claim_lane(
-    conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, budget: int, lease: int
+    conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budget: int, lease: int
 ) -> list[Claimed]:
     room = _room(conn, lane, limits, now, budget)
-    items = _due_items(conn, lane, now, room) if room > 0 else []
-    keys = tuple(key for key, _ in limits)
-    single = tuple(key for key, limit in limits if limit == 1)  # each claim: a new fence
+    items = _due_items(conn, lane, now, room.items) if room.items > 0 else []
+    keys = tuple(limit.key for limit in limits)
+    single = tuple(limit.key for limit in limits if limit.limit == 1)  # each claim: a new fence
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
@@ -233,35 +258,59 @@ def _claim_lane(
             claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
-    if room > 0:
-        _refresh_lane(conn, lane)  # deferred starts moved the lane's next look too
+    if room.items <= 0:
+        return claimed
+    # Deferred starts moved the lane's next look; a claim that filled a key parks the lane at
+    # once, rather than finding the key full on its next look.
+    filled = room.tightest if len(claimed) == room.items else None
+    _refresh_lane(conn, lane, park_on=filled, now=now)
     return claimed
 
 
-def _room(conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, budget: int) -> int:
-    room = budget
-    for key, limit in limits:
-        if limit <= 0:  # 0 means no limit
+def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budget: int) -> _Room:
+    """Every key's slots are counted under its lock, keys in one fixed order (by hash), so
+    claimers needing overlapping keys never wait for each other in a cycle; a slot of every
+    key is taken in the same transaction, or none."""
+    room, tightest = budget, None
+    sizes = capacity.sizes(conn, [limit.capacity for limit in limits if limit.capacity])
+    for key, declared, capacity_id in sorted(limits):
+        size = sizes.get(capacity_id, declared)  # the stored capacity, if any, holds
+        if size <= 0:  # 0 means no limit
             continue
         if not dialect.try_lock(conn, dialect.SLOT_KEY, key):
-            return 0  # another process is counting this key: look again on the next tick
-        free = limit - in_use(conn, key, now)
+            return _Room(0, None)  # another process is counting this key: look again soon
+        free = size - in_use(conn, key, now)
         if free <= 0:
             _park(conn, lane, key, now)
-            return 0
-        room = min(room, free)
-    return room
+            return _Room(0, None)
+        if free <= room:  # claiming `room` items fills this key
+            room, tightest = free, key
+    return _Room(room, tightest)
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
     return int(conn.execute(_IN_USE, {"b_key": key, "b_now": now}).scalar_one())
 
 
+_PARKED_ON = select(lanes.c.blocked_on).where(lanes.c.lane == _p("lane"))
+
+
+def parked_on(conn: Connection, lane: str) -> str | None:
+    """The key a lane waits for a slot of, if it is parked."""
+    found = conn.execute(_PARKED_ON, {"b_lane": lane}).scalar()
+    return None if found is None else str(found)
+
+
 def _park(conn: Connection, lane: str, key: str, now: int) -> None:
-    # The safety net: look again when the earliest slot of the key would expire anyway.
+    conn.execute(
+        _UPDATE_LANE, {"b_lane": lane, "blocked_on": key, "next_at": _slot_end(conn, key, now)}
+    )
+
+
+def _slot_end(conn: Connection, key: str, now: int) -> int:
+    """The safety net of a parked lane: look again when the key's earliest slot would expire."""
     expiry = conn.execute(_EARLIEST_SLOT_END, {"b_key": key, "b_now": now}).scalar()
-    next_at = int(expiry) if expiry is not None else now
-    conn.execute(_UPDATE_LANE, {"b_lane": lane, "blocked_on": key, "next_at": next_at})
+    return int(expiry) if expiry is not None else now
 
 
 def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
@@ -292,7 +341,7 @@ def _lease(
     )
 
 
-def _refresh_lane(conn: Connection, lane: str) -> None:
+def _refresh_lane(conn: Connection, lane: str, park_on: str | None = None, now: int = 0) -> None:
     if dialect.is_postgres(conn):
         # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew
         # (SQLite's single writer already serializes them).
@@ -305,8 +354,10 @@ def _refresh_lane(conn: Connection, lane: str) -> None:
         "b_lane": lane,
         "next_at": head.available_at,
         "head_score": head.score,
-        "blocked_on": None,
+        "blocked_on": park_on,
     }
+    if park_on is not None:
+        values["next_at"] = _slot_end(conn, park_on, now)
     conn.execute(_UPDATE_LANE, values)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from weir.platform.store.queue import Limit, limits_from_json
 from weir.platform.store.schema import event_runs, runs
 from weir.platform.vocabulary import ENDED, RunStatus
 
@@ -61,9 +62,9 @@ class Run:
         return self.event_ids[0] if self.event_ids else None
 
     @property
-    def limits(self) -> tuple[tuple[str, int], ...]:
-        """The (key hash, limit) pairs of every concurrency key the run's items hold."""
-        return tuple((str(k), int(v)) for k, v in self.keys.get("limits", []))
+    def limits(self) -> tuple[Limit, ...]:
+        """Every concurrency key the run's items need a slot of."""
+        return limits_from_json(self.keys.get("limits", []))
 
 
 @dataclass(frozen=True, slots=True)

@@ -282,3 +282,37 @@ run_keys = Table(
     Column("run_id", ID, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
 )
+
+# Live capacities: the size of a limit as operators set it, created from the value code first
+# declared and never overwritten from code afterwards (`declared` follows the code, so the
+# difference is drift). `kind` says what is limited: a concurrency scope now, a rate meter too.
+capacities = Table(
+    "capacities",
+    metadata,
+    Column("kind", String(16), primary_key=True),
+    Column("id", KEY, primary_key=True),  # hash of the scope's identity (lanes name it)
+    Column("name", Text, nullable=False),  # readable and unique per kind: how people address it
+    Column("declared", BigInteger, nullable=False),  # what the code declares now
+    Column("capacity", BigInteger, nullable=False),  # what the claim uses
+    Column("revision", Integer, nullable=False),  # bumped by every change: optimistic writes
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("updated_by", Text, nullable=True),  # who changed `capacity` last (None: the code)
+    Index("ix_capacities_name", "kind", "name"),
+)
+
+# Who changed a capacity, when, from what to what.
+capacity_changes = Table(
+    "capacity_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(16), nullable=False),
+    Column("capacity_id", KEY, nullable=False),
+    Column("action", String(16), nullable=False),  # created, declared, set, reset
+    Column("old", BigInteger, nullable=True),
+    Column("new", BigInteger, nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("at", BigInteger, nullable=False),
+    Index("ix_capacity_changes_of", "kind", "capacity_id", "id"),
+)

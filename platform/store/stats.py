@@ -7,7 +7,9 @@ same numbers and nothing needs to be kept in step by hand.
 from dataclasses import dataclass, field
 
 from sqlalchemy import JSON, ColumnElement, Connection, case, cast, func, select, type_coerce
-from weir.platform.store.schema import event_outcomes, queue, runs
+from weir.platform.store import capacity
+from weir.platform.store.capacity import Capacity
+from weir.platform.store.schema import event_outcomes, lanes, queue, runs
 from weir.platform.vocabulary import ENDED
 
 
@@ -19,6 +21,7 @@ class StoreStats:
     oldest_due_ms: int = 0  # how long the longest-waiting due item has waited
     outcomes: dict[str, int] = field(default_factory=dict)  # event_outcomes rows per outcome
     waiting: dict[str, int] = field(default_factory=dict)  # unfinished runs per waiting gate
+    drifted: list[Capacity] = field(default_factory=list)  # capacities the code declares otherwise
 
 
 def snapshot(conn: Connection, now: int) -> StoreStats:
@@ -30,6 +33,7 @@ def snapshot(conn: Connection, now: int) -> StoreStats:
         oldest_due_ms=max(0, now - oldest) if oldest is not None else 0,
         outcomes=_outcomes(conn),
         waiting=_waiting(conn),
+        drifted=capacity.drifted(conn),
     )
 
 
@@ -59,7 +63,20 @@ def _waiting(conn: Connection) -> dict[str, int]:
         .where(runs.c.status.not_in(ENDED), runs.c.waiting.is_not(None))
         .group_by(gate)
     )
-    return {str(name): int(n) for name, n in conn.execute(query) if name is not None}
+    counts = {str(name): int(n) for name, n in conn.execute(query) if name is not None}
+    parked = _parked_runs(conn)
+    if parked:  # runs waiting for a concurrency slot are not marked: their lane is parked
+        counts["concurrency"] = counts.get("concurrency", 0) + parked
+    return counts
+
+
+def _parked_runs(conn: Connection) -> int:
+    query = (
+        select(func.count(func.distinct(queue.c.run_id)))
+        .join(lanes, lanes.c.lane == queue.c.lane)
+        .where(lanes.c.blocked_on.is_not(None), queue.c.lease_owner.is_(None))
+    )
+    return int(conn.execute(query).scalar_one())
 
 
 def _gate(conn: Connection) -> ColumnElement[str]:

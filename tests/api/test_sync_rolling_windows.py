@@ -74,8 +74,7 @@ def test_unknown_weir_keys_and_too_many_windows_are_refused(client: TestClient) 
     problems = client.post("/fn/register", json=body).json()["problems"]
     assert len(problems) == 3
     assert (
-        "'weir.rollingWindow': is not a Weir option; allowed: lane, rollingWindows"
-        in (problems[0])
+        "'weir.rollingWindow': is not a Weir option; allowed: lane, rollingWindows" in (problems[0])
     )
     assert "at most 8 entries are allowed, got 9" in problems[1]
     assert "declares the same window twice" in problems[2]

@@ -11,6 +11,7 @@ from weir.sdk import (
     Context,
     Debounce,
     RateLimit,
+    Scope,
     Throttle,
     Weir,
     serve,
@@ -131,6 +132,11 @@ async def debounced(ctx: Context) -> Any:
 )
 async def batched(ctx: Context) -> int:
     return len(ctx.events)
+
+
+@client.function("printer", name="Printer", event="ui/print", scopes=[Scope(2, name="ui-printer")])
+async def printer(ctx: Context) -> str:
+    return "printed"
 
 
 app = FastAPI()

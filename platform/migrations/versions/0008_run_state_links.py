@@ -4,7 +4,7 @@ The run page and the APIs say since when a run's step has been executing (the cl
 and link an invoking parent to its child and a run to its reruns, both looked up by index.
 
 Revision ID: 0008
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-03 09:00:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

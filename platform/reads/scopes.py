@@ -1,0 +1,61 @@
+"""Concurrency scopes and their live capacities as people see them: why a run waits for a
+slot, and every capacity with its drift and how many slots it has in use."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+from weir.platform.store import capacity
+from weir.platform.store import queue as q
+from weir.platform.store.capacity import Capacity, Change
+from weir.platform.store.run_records import Run
+from weir.platform.vocabulary import CapacityKind
+
+GATE = "concurrency"
+
+
+def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
+    """Why an unfinished run waits for a slot: its lane is parked on a full key. Derived when
+    read, so waiting costs the claim nothing (the lane is parked once, not each of its runs)."""
+    if run.ended:
+        return None
+    key = q.parked_on(conn, run.lane)
+    if key is None:
+        return None
+    slot = next(
+        (v for v in run.keys.values() if isinstance(v, dict) and v.get("hash") == key), None
+    )
+    if slot is None:
+        return None
+    cap_id = str(slot.get("capacity", ""))
+    size = capacity.sizes(conn, [cap_id]).get(cap_id, int(slot.get("limit", 0)))
+    used = q.in_use(conn, key, now)
+    scope = str(slot.get("scope", "concurrency"))
+    shown = f", key {slot['key']!r}" if slot.get("key") else ""
+    words = f"{GATE}: waiting for a slot of {scope}{shown}: {used} of {size} in use"
+    return {
+        "gate": GATE,
+        "key": str(slot.get("key", "")),
+        "until_ms": None,
+        "words": words,
+        "scope": scope,
+        "in_use": used,
+        "capacity": size,
+    }
+
+
+@dataclass(frozen=True)
+class CapacityView:
+    capacity: Capacity
+    changes: list[Change]
+
+
+def capacities(conn: Connection) -> list[Capacity]:
+    return capacity.list_capacities(conn)
+
+
+def capacity_view(conn: Connection, ident: str) -> CapacityView | None:
+    found = capacity.find(conn, CapacityKind.CONCURRENCY, ident)
+    if found is None:
+        return None
+    return CapacityView(found, capacity.changes(conn, found.kind, found.id))

@@ -1,0 +1,55 @@
+"""Operators changing live capacities: `weir capacity set|reset`, the API and the UI."""
+
+from dataclasses import dataclass
+
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import capacity
+from weir.platform.store.capacity import Capacity, RevisionConflict
+from weir.platform.vocabulary import CapacityKind
+
+__all__ = ["Capacity", "CapacityNotFound", "RevisionConflict", "change"]
+MAX_CAPACITY = 1_000_000  # far beyond any sensible number of slots; keeps typos out
+MAX_ACTOR = 200
+
+
+class CapacityNotFound(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Request:
+    """`size` None: back to the declared value (reset)."""
+
+    ident: str  # the capacity's name or id
+    size: int | None
+    expected_revision: int
+    actor: str
+
+
+def check(size: object, revision: object, *, needs_size: bool) -> str | None:
+    """What is wrong with the input, saying what is allowed; None when it is fine."""
+    if needs_size and (
+        isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_CAPACITY
+    ):
+        return f"capacity must be an integer from 1 to {MAX_CAPACITY}, got {size!r}"
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+        return (
+            "revision must be the integer revision you read (≥ 1), got "
+            f"{revision!r}: the change applies only if nobody changed the capacity meanwhile"
+        )
+    return None
+
+
+def change(tx: Tx, req: Request) -> Capacity:
+    """Set or reset; raises CapacityNotFound or RevisionConflict (nothing changes then)."""
+    found = capacity.find(tx.conn, CapacityKind.CONCURRENCY, req.ident)
+    if found is None:
+        raise CapacityNotFound(f"no capacity named {req.ident!r} (see `weir capacity list`)")
+    actor = req.actor[:MAX_ACTOR]
+    done = capacity.set_capacity(
+        tx.conn, found.kind, found.id, req.size, req.expected_revision, actor, tx.now
+    )
+    if done is None:  # removed meanwhile: capacities are never deleted, so this cannot happen
+        raise CapacityNotFound(f"no capacity named {req.ident!r}")
+    tx.enqueued += 1  # parked lanes may have been woken: the scheduler looks again
+    return done

@@ -1,0 +1,231 @@
+"""Live capacities: stored sizes of limits, created from the code's declared value at first
+need and from then on changed only by operators (with an expected revision), never by code.
+
+A new declaration from code only updates `declared`: a capacity that differs from it has
+drifted, until an operator sets it (to either value) or resets it to the declared one. Every
+change is logged in `capacity_changes` with its actor. Lowering a capacity revokes nothing:
+slots held stay held, and new claims wait until the count is under the new size.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, Update, insert, select, update
+from weir.platform.store import dialect
+from weir.platform.store.schema import capacities, capacity_changes, lanes
+from weir.platform.vocabulary import CapacityAction, CapacityKind
+
+CODE = "code"  # the actor of changes made by a sync
+
+
+@dataclass(frozen=True)
+class Capacity:
+    kind: CapacityKind
+    id: str
+    name: str
+    declared: int
+    capacity: int
+    revision: int
+    created_at: int
+    updated_at: int
+    updated_by: str | None
+
+    @property
+    def drift(self) -> bool:
+        """The code declares another value than the one in force."""
+        return self.declared != self.capacity
+
+
+@dataclass(frozen=True)
+class Change:
+    action: CapacityAction
+    old: int | None
+    new: int
+    revision: int
+    actor: str
+    at: int
+
+
+class RevisionConflict(Exception):
+    """The capacity changed since the caller read it; `current` is what it is now."""
+
+    def __init__(self, current: Capacity, expected: int) -> None:
+        self.current = current
+        super().__init__(
+            f"capacity {current.name!r} is at revision {current.revision}, not {expected}: "
+            "it changed meanwhile; read it again and retry"
+        )
+
+
+_SIZES = select(capacities.c.id, capacities.c.capacity).where(
+    capacities.c.kind == CapacityKind.CONCURRENCY
+)
+
+
+def sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """The stored concurrency capacities among `ids` (those not stored yet are left out)."""
+    if not ids:
+        return {}
+    rows = conn.execute(_SIZES.where(capacities.c.id.in_(list(ids))))
+    return {str(row.id): int(row.capacity) for row in rows}
+
+
+def declare(
+    conn: Connection, kind: CapacityKind, cap_id: str, name: str, declared: int, now: int
+) -> None:
+    """Code declares `declared`: the first time it becomes the capacity; later it is only
+    noted (a difference is drift, never applied)."""
+    row = _get(conn, kind, cap_id, lock=True)
+    if row is None:
+        conn.execute(
+            insert(capacities).values(
+                kind=kind,
+                id=cap_id,
+                name=name,
+                declared=declared,
+                capacity=declared,
+                revision=1,
+                created_at=now,
+                updated_at=now,
+                updated_by=None,
+            )
+        )
+        _log(conn, kind, cap_id, CapacityAction.CREATED, None, declared, 1, CODE, now)
+        return
+    if row.declared == declared and row.name == name:
+        return
+    revision = row.revision + (row.declared != declared)
+    conn.execute(_update(kind, cap_id).values(declared=declared, name=name, revision=revision))
+    if row.declared != declared:
+        _log(
+            conn, kind, cap_id, CapacityAction.DECLARED, row.declared, declared, revision, CODE, now
+        )
+
+
+def set_capacity(
+    conn: Connection,
+    kind: CapacityKind,
+    cap_id: str,
+    size: int | None,
+    expected_revision: int,
+    actor: str,
+    now: int,
+) -> Capacity | None:
+    """Set the capacity (`None`: back to the declared value) if it is still at
+    `expected_revision`; None if there is no such capacity, RevisionConflict if it moved."""
+    if size is not None and size < 1:
+        raise ValueError(f"a capacity must be an integer ≥ 1, got {size}")
+    row = _get(conn, kind, cap_id, lock=True)
+    if row is None:
+        return None
+    if row.revision != expected_revision:
+        raise RevisionConflict(row, expected_revision)
+    new = row.declared if size is None else size
+    action = CapacityAction.RESET if size is None else CapacityAction.SET
+    revision = row.revision + 1
+    conn.execute(
+        _update(kind, cap_id).values(
+            capacity=new, revision=revision, updated_at=now, updated_by=actor
+        )
+    )
+    _log(conn, kind, cap_id, action, row.capacity, new, revision, actor, now)
+    if kind == CapacityKind.CONCURRENCY and new > row.capacity:
+        _wake_parked(conn, now)
+    return _get(conn, kind, cap_id)
+
+
+def _wake_parked(conn: Connection, now: int) -> None:
+    # A raised capacity may give room to lanes parked on any of its keys; which keys belong to
+    # it is not indexed, so every parked lane looks again once (an operator's rare action).
+    conn.execute(
+        update(lanes).where(lanes.c.blocked_on.is_not(None)).values(blocked_on=None, next_at=now)
+    )
+    dialect.notify(conn, dialect.WAKE)
+
+
+def find(conn: Connection, kind: CapacityKind, ident: str) -> Capacity | None:
+    """By name, else by id."""
+    row = conn.execute(
+        select(capacities).where(capacities.c.kind == kind, capacities.c.name == ident)
+    ).first()
+    return _record(row) if row is not None else _get(conn, kind, ident)
+
+
+def list_capacities(conn: Connection, kind: CapacityKind | None = None) -> list[Capacity]:
+    query = select(capacities).order_by(capacities.c.kind, capacities.c.name)
+    if kind is not None:
+        query = query.where(capacities.c.kind == kind)
+    return [_record(row) for row in conn.execute(query)]
+
+
+def drifted(conn: Connection) -> list[Capacity]:
+    """Capacities whose code declares another value than the one in force."""
+    query = select(capacities).where(capacities.c.declared != capacities.c.capacity)
+    return [_record(row) for row in conn.execute(query.order_by(capacities.c.name))]
+
+
+def changes(conn: Connection, kind: CapacityKind, cap_id: str, limit: int = 20) -> list[Change]:
+    """The newest changes first."""
+    c = capacity_changes.c
+    query = (
+        select(capacity_changes)
+        .where(c.kind == kind, c.capacity_id == cap_id)
+        .order_by(c.id.desc())
+        .limit(limit)
+    )
+    return [
+        Change(CapacityAction(r.action), r.old, int(r.new), int(r.revision), r.actor, int(r.at))
+        for r in conn.execute(query)
+    ]
+
+
+def _get(
+    conn: Connection, kind: CapacityKind, cap_id: str, *, lock: bool = False
+) -> Capacity | None:
+    query = select(capacities).where(capacities.c.kind == kind, capacities.c.id == cap_id)
+    row = conn.execute(query.with_for_update() if lock else query).first()
+    return None if row is None else _record(row)
+
+
+def _update(kind: CapacityKind, cap_id: str) -> Update:
+    return update(capacities).where(capacities.c.kind == kind, capacities.c.id == cap_id)
+
+
+def _record(r: Row[Any]) -> Capacity:
+    return Capacity(
+        kind=CapacityKind(r.kind),
+        id=str(r.id),
+        name=str(r.name),
+        declared=int(r.declared),
+        capacity=int(r.capacity),
+        revision=int(r.revision),
+        created_at=int(r.created_at),
+        updated_at=int(r.updated_at),
+        updated_by=r.updated_by,
+    )
+
+
+def _log(
+    conn: Connection,
+    kind: CapacityKind,
+    cap_id: str,
+    action: CapacityAction,
+    old: int | None,
+    new: int,
+    revision: int,
+    actor: str,
+    now: int,
+) -> None:
+    conn.execute(
+        insert(capacity_changes).values(
+            kind=kind,
+            capacity_id=cap_id,
+            action=action,
+            old=old,
+            new=new,
+            revision=revision,
+            actor=actor,
+            at=now,
+        )
+    )
