@@ -63,7 +63,7 @@ class Scheduler:
         if self._all_busy():
             await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
             return
-        free = self.workers - len(self.inflight)
+        free = self._claimable()
         claimed, due = await self._claim(free, self._full_lanes())
         started, over = self._admit(claimed)
         for item in started:
@@ -74,6 +74,17 @@ class Scheduler:
         if len(claimed) == free:
             return  # there may be more due right now
         await self._sleep(stop, self._idle_ms(due, contended=not claimed))
+
+    def _claimable(self) -> int:
+        """How many items one claim may take: the free workers, and no more than the busiest
+        app that is not full has room for. A claim never takes more of an app than it may
+        call, so nothing is claimed only to be handed back: a start handed back would have
+        spent its throttle slot and rolling-window charge on a call that never went out."""
+        free = self.workers - len(self.inflight)
+        if self.per_app <= 0:
+            return free
+        busiest = max((n for n in self._app_calls().values() if n < self.per_app), default=0)
+        return max(1, min(free, self.per_app - busiest))
 
     def _app_calls(self) -> Counter[str]:
         return Counter(app for app in map(self.app_of, self.inflight.values()) if app)

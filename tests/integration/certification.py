@@ -11,7 +11,7 @@ asked.
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +37,24 @@ class Cluster:
     database_url: str
 
 
+@dataclass(frozen=True)
+class AppSpec:
+    """The app a certification loads: its module, app id and an event that starts a run."""
+
+    module: str
+    app_id: str
+    probe: str
+
+
+RULES_APP = AppSpec("tests.integration.apps.weir_certify", "certify", "c/probe")
+
+
 def certify(tmp: Path, backend: str, seconds: float, kill_every: float, drain_s: float) -> Figures:
     """Load, kill, drain, audit: the whole certification on one backend."""
-    with _cluster(tmp, backend) as cluster:
-        load = _drive(cluster, seconds, kill_every)
-        _drain(cluster, drain_s)
-        return audit_run(cluster.database_url, cluster.app, load, backend, seconds)
+    with cluster(tmp, backend) as running:
+        load = _drive(running, seconds, kill_every)
+        drain(running, drain_s)
+        return audit_run(running.database_url, running.app, load, backend, seconds)
 
 
 @contextmanager
@@ -55,16 +67,17 @@ def _database(tmp: Path, backend: str) -> Iterator[str | None]:
 
 
 @contextmanager
-def _cluster(tmp: Path, backend: str) -> Iterator[Cluster]:
+def cluster(tmp: Path, backend: str, spec: AppSpec = RULES_APP) -> Iterator[Cluster]:
+    """Weir (one process on SQLite, two on PostgreSQL) with the app synced and loaded."""
     with _database(tmp, backend) as url:
         count = 2 if backend == "postgres" else 1
         servers = [
             WeirServer(tmp, "--lease", LEASE_S, database_url=url, name=f"weir{i}")
             for i in range(count)
         ]
-        app = AppServer(tmp, "tests.integration.apps.weir_certify", "certify", servers[0].url)
+        app = AppServer(tmp, spec.module, spec.app_id, servers[0].url)
         try:
-            _start(servers, app)
+            _start(servers, app, spec.probe)
             yield Cluster(servers, app, url or servers[0].database_url)
         finally:
             app.stop()
@@ -72,14 +85,14 @@ def _cluster(tmp: Path, backend: str) -> Iterator[Cluster]:
                 server.stop()
 
 
-def _start(servers: list[WeirServer], app: AppServer) -> None:
+def _start(servers: list[WeirServer], app: AppServer, probe: str) -> None:
     for server in servers:  # all at once: one migrates, the others wait on its lock
         Process.start(server)
     _wait_healthy(servers)
     app.start()
     app.sync()
     for server in servers:  # each process has loaded the synced functions
-        wait_until(lambda s=server: s.runs(s.send("c/probe")), 30, every=0.3)
+        wait_until(lambda s=server: s.runs(s.send(probe)), 30, every=0.3)
 
 
 def _wait_healthy(servers: list[WeirServer]) -> None:
@@ -87,15 +100,29 @@ def _wait_healthy(servers: list[WeirServer]) -> None:
         wait_until(lambda s=server: httpx.get(f"{s.url}/health").status_code == 200, 60)
 
 
-def _drive(cluster: Cluster, seconds: float, kill_every: float) -> Load:
+def _drive(running: Cluster, seconds: float, kill_every: float) -> Load:
     """Send a mixed batch every tick while the killer takes processes down in turn."""
+
+    def batch(tick: int, killer: Killer) -> list[dict[str, Any]]:
+        before_kill = abs(killer.next_at - time.monotonic() - 1.0) <= TICK_S / 2
+        return _batch(tick, before_kill=before_kill)
+
+    return drive(running, seconds, kill_every, batch)
+
+
+def drive(
+    running: Cluster,
+    seconds: float,
+    kill_every: float,
+    batch: Callable[[int, "Killer"], list[dict[str, Any]]],
+) -> Load:
+    """Send `batch(tick, killer)` every tick while the killer takes processes down in turn."""
     load = Load()
-    killer = _Killer(cluster.servers, kill_every)
+    killer = Killer(running.servers, kill_every)
     began = time.monotonic()
     tick = 0
     while time.monotonic() - began < seconds:
-        before_kill = abs(killer.next_at - time.monotonic() - 1.0) <= TICK_S / 2
-        _send(cluster, load, _batch(tick, before_kill=before_kill))
+        send(running, load, batch(tick, killer))
         killer.tick()
         tick += 1
         time.sleep(max(0.0, began + tick * TICK_S - time.monotonic()))
@@ -104,7 +131,7 @@ def _drive(cluster: Cluster, seconds: float, kill_every: float) -> Load:
     return load
 
 
-class _Killer:
+class Killer:
     """SIGKILLs one process (each in turn) once it has been up `every` seconds, and starts it
     again in the background, so the load goes on meanwhile (on the other process, if any).
     Counting uptime rather than wall time keeps every cycle a real working period, however
@@ -153,9 +180,9 @@ def _batch(tick: int, *, before_kill: bool) -> list[dict[str, Any]]:
     return events
 
 
-def _send(cluster: Cluster, load: Load, events: list[dict[str, Any]]) -> None:
+def send(running: Cluster, load: Load, events: list[dict[str, Any]]) -> None:
     """To a live process (each in turn first); a request cut by a kill is not accepted."""
-    servers = cluster.servers
+    servers = running.servers
     first = len(load.accepted) % len(servers)
     for server in servers[first:] + servers[:first]:
         try:
@@ -169,8 +196,8 @@ def _send(cluster: Cluster, load: Load, events: list[dict[str, Any]]) -> None:
     load.refused += 1
 
 
-def _drain(cluster: Cluster, timeout: float) -> None:
+def drain(running: Cluster, timeout: float) -> None:
     """Every process up again, then wait (bounded) until no run or queue item is left."""
-    _wait_healthy(cluster.servers)
+    _wait_healthy(running.servers)
     with suppress(AssertionError):  # what is left counts as stuck in the audit
-        wait_until(lambda: open_work(cluster.database_url) == 0, timeout, every=0.5)
+        wait_until(lambda: open_work(running.database_url) == 0, timeout, every=0.5)

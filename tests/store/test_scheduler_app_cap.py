@@ -65,3 +65,44 @@ async def test_a_hanging_app_keeps_its_share_and_the_queue_is_not_churned(store:
     stop.set()
     scheduler.wake()
     await asyncio.wait_for(task, 5)
+
+
+async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) -> None:
+    """Nothing is claimed only to be handed back: a start handed back would have spent its
+    throttle slot or rolling-window charge for nothing."""
+    for _ in range(6):
+        store.write(partial(q.enqueue, item=exec_item("fa")))
+    hang, claims = asyncio.Event(), []
+    real_claim = q.claim
+
+    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
+        claimed = real_claim(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    async def handle(item: q.Claimed) -> None:
+        await hang.wait()
+
+    scheduler = Scheduler(
+        store.db,
+        SystemClock(),
+        handle,
+        workers=8,
+        grace_s=0.01,
+        app_of=lambda item: APPS.get(item.function_id or ""),
+        per_app=2,
+    )
+    stop = asyncio.Event()
+    q.claim = counting_claim  # type: ignore[assignment]
+    try:
+        task = asyncio.create_task(scheduler.run(stop))
+        await asyncio.sleep(0.3)
+        assert sum(claims) == 2, claims  # two claimed and started, none handed back
+        hang.set()
+        await asyncio.sleep(0.5)
+        assert sum(claims) == 6, claims
+    finally:
+        q.claim = real_claim  # type: ignore[assignment]
+        stop.set()
+        scheduler.wake()
+        await asyncio.wait_for(task, 5)

@@ -1,0 +1,30 @@
+"""Capacity certification, short: FIFO lanes and three rolling-window meters while Weir is
+SIGKILLed every 5 s, on SQLite (one process, restarted) and on PostgreSQL (two processes,
+killed in turn). No lane may run two members at once or out of order, every lane must drain,
+and no meter may authorize more than its limit in any window (bench/certify.py --suite
+capacity runs it for longer)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.capacity_certification import certify_capacity
+from tests.integration.certification import BACKENDS
+
+pytestmark = pytest.mark.integration
+
+LOAD_S, KILL_EVERY_S, DRAIN_S = 25.0, 5.0, 90.0
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "backend", [pytest.param(b, marks=[pytest.mark.postgres] * (b == "postgres")) for b in BACKENDS]
+)
+def test_no_fault_bends_a_lane_or_a_meter(tmp_path: Path, backend: str) -> None:
+    figures = certify_capacity(tmp_path, backend, LOAD_S, KILL_EVERY_S, DRAIN_S)
+    print(figures.table())
+    assert figures.kills >= 2, figures.table()
+    assert figures.laned_runs >= 20 and figures.lanes == 4, figures.table()
+    for name, meter in figures.meters.items():  # every meter was pushed past its limit
+        assert meter["peak"] == meter["limit"], (name, figures.table())
+    assert not figures.breaches(), "\n".join([*figures.breaches(), figures.table()])
