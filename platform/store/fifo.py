@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store.schema import fifo_lanes, fifo_members
+from weir.platform.store.schema import fifo_lanes, fifo_members, queue
+from weir.platform.vocabulary import QueueKind
 
 LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
 
@@ -69,6 +70,11 @@ _POP_FIRST = (
 )
 _DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
 _HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
+_IN_FLIGHT = select(func.max(queue.c.available_at)).where(
+    queue.c.run_id == _p("run"),
+    queue.c.lease_owner.is_not(None),
+    queue.c.kind == QueueKind.EXEC.value,
+)
 _FENCE = select(fifo_lanes.c.fence).where(
     fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run")
 )
@@ -137,6 +143,13 @@ def leave(conn: Connection, lane: str, run_id: str) -> Handoff | None:
         return None  # nobody in line: the lane stays free
     fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": nxt.run_id}).scalar_one()
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
+
+
+def in_flight_until(conn: Connection, run_id: str) -> int | None:
+    """When the latest lease on the run's claimed calls ends; None if none is in flight (the
+    statement is built once: this runs at the end of every laned run)."""
+    value = conn.execute(_IN_FLIGHT, {"b_run": run_id}).scalar()
+    return None if value is None else int(value)
 
 
 def fence(conn: Connection, lane: str, run_id: str) -> int | None:

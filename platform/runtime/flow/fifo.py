@@ -20,7 +20,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan, enqueue_call, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import fifo, gates_ops, run_records
+from weir.platform.store import fifo, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import QueueKind
@@ -64,7 +64,7 @@ def leave(tx: Tx, run: Run) -> None:
     if not isinstance(lane, dict):
         return
     lane_hash = str(lane["hash"])
-    leased = gates_ops.in_flight_until(tx.conn, run.id)
+    leased = fifo.in_flight_until(tx.conn, run.id)
     if leased is not None and fifo.holder(tx.conn, lane_hash) == run.id:
         _arm(tx, run, leased)
         return
