@@ -25,7 +25,10 @@ ALLOWED = ("lane", "rollingWindows", "scopes", "appLimit")
 
 def split_url(url: str) -> tuple[str, list[str]]:
     """The step URL without its `weir` parameters, and their values."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL at all: the URL check names the problem
+        return url, []
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     found = [value for key, value in pairs if key == URL_PARAM]
     if not found:
