@@ -10,6 +10,8 @@ released. So a hot key with thousands of queued runs costs other keys nothing.
 
 `available_at` doubles as the lease: claiming moves it to the lease's end, so an item whose
 holder died becomes claimable again by itself, and the lane's next look is `min(available_at)`.
+A lane's `next_at` may be earlier than its head (never later): removing items leaves the lane
+as it is, and the claim that looks at it early, or finds it empty, sets it right.
 Each claim writes a fresh token into `lease_owner`; finishing an item requires that token, so a
 holder whose lease was taken over can never commit a stale transition.
 
@@ -26,9 +28,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import dialect, start_throttle
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -41,75 +44,132 @@ def _p(name: str) -> Any:
 # Statements are built once: building a SQLAlchemy expression costs more than executing it.
 # An item whose dedupe text is queued already is not added: the unique index says so in the
 # same statement (NULL dedupes never conflict).
+_ITEM_COLUMNS = (
+    "kind",
+    "run_id",
+    "function_id",
+    "step_id",
+    "attempt",
+    "available_at",
+    "score",
+    "lane",
+    "payload",
+    "dedupe",
+    "created_at",
+)
 _INSERT_ITEM = {
-    "sqlite": sqlite.insert(queue).on_conflict_do_nothing().returning(queue.c.id),
-    "postgresql": postgresql.insert(queue).on_conflict_do_nothing().returning(queue.c.id),
+    "sqlite": Fast(
+        sqlite.insert(queue).on_conflict_do_nothing().returning(queue.c.id), _ITEM_COLUMNS
+    ),
+    "postgresql": Fast(
+        postgresql.insert(queue).on_conflict_do_nothing().returning(queue.c.id), _ITEM_COLUMNS
+    ),
 }
 _DEDUPE = select(queue.c.id, queue.c.lane).where(queue.c.dedupe == _p("dedupe"))
 _LANE = select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
     lanes.c.lane == _p("lane")
 )
-_LANE_LOCKED = _LANE.with_for_update()
-_INSERT_LANE = insert(lanes)
+_LANE_LOCKED = Fast(_LANE.with_for_update())
 _UPDATE_LANE = update(lanes).where(lanes.c.lane == _p("lane"))
-_DUE_LANES = (
+_UPDATE_LANE_HEAD = Fast(_UPDATE_LANE, ("next_at", "head_score", "blocked_on"))
+_PARK_LANE = Fast(_UPDATE_LANE, ("blocked_on", "next_at"))
+
+
+def _lane_upsert(ins: Any, smaller: Any) -> Fast:
+    """Create the lane, or move its head earlier: the lowest score, and the earliest due time
+    unless the lane is parked (its head still needs the key). One statement; a lane already
+    right is not written. On PostgreSQL the upsert locks the row like `FOR UPDATE` did, and an
+    insert racing a delete of the lane is retried by the database itself."""
+    new = ins.excluded
+    stmt = ins.on_conflict_do_update(
+        index_elements=[lanes.c.lane],
+        set_={
+            "head_score": smaller(lanes.c.head_score, new.head_score),
+            "next_at": case(
+                (lanes.c.blocked_on.is_(None), smaller(lanes.c.next_at, new.next_at)),
+                else_=lanes.c.next_at,
+            ),
+        },
+        where=or_(
+            new.head_score < lanes.c.head_score,
+            lanes.c.blocked_on.is_(None) & (new.next_at < lanes.c.next_at),
+        ),
+    )
+    return Fast(stmt, ("lane", "next_at", "head_score", "limits"))
+
+
+_TOUCH_LANE = {
+    "sqlite": _lane_upsert(sqlite.insert(lanes), func.min),
+    "postgresql": _lane_upsert(postgresql.insert(lanes), func.least),
+}
+_DUE_LANES_QUERY = (
     select(lanes.c.lane, lanes.c.limits)
     .where(lanes.c.next_at <= _p("now"))
     .order_by(lanes.c.head_score)
     .limit(_p("limit"))
     .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
 )
-_IN_USE = select(func.count()).where(slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"))
-_EARLIEST_SLOT_END = select(func.min(slots.c.expires_at)).where(
-    slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now")
+_DUE_LANES = Fast(_DUE_LANES_QUERY)
+_IN_USE = Fast(
+    select(func.count()).where(slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"))
 )
-_DUE_ITEMS = (
+_EARLIEST_SLOT_END = Fast(
+    select(func.min(slots.c.expires_at)).where(
+        slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now")
+    )
+)
+_DUE_ITEMS = Fast(
     select(queue)
     .where(queue.c.lane == _p("lane"), queue.c.available_at <= _p("now"))
     .order_by(queue.c.score, queue.c.id)
     .limit(_p("limit"))
     .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
 )
-_LEASE = (
+_LEASE = Fast(
     update(queue)
     .where(queue.c.id == _p("id"))
     .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None)
 )
-_DELETE_SLOT = delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id"))
-_INSERT_SLOT = insert(slots)
-_LANE_HEAD = (
+_DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
+_INSERT_SLOT = Fast(insert(slots), ("key_hash", "item_id", "expires_at"))
+_LANE_HEAD = Fast(
     select(queue.c.available_at, queue.c.score)
     .where(queue.c.lane == _p("lane"))
     .order_by(queue.c.available_at)
     .limit(1)
 )
-_DELETE_LANE = delete(lanes).where(lanes.c.lane == _p("lane"))
-_FINISH = delete(queue).where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
-_DELETE_ITEM_SLOTS = delete(slots).where(slots.c.item_id == _p("id"))
-_WAKE_PARKED = (
+_DELETE_LANE = Fast(delete(lanes).where(lanes.c.lane == _p("lane")))
+_FINISH = Fast(delete(queue).where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token")))
+_DELETE_ITEM_SLOTS = Fast(delete(slots).where(slots.c.item_id == _p("id")))
+_WAKE_PARKED = Fast(
     update(lanes).where(lanes.c.blocked_on == _p("key")).values(blocked_on=None, next_at=_p("now"))
 )
-_RETRY = (
+_RETRY = Fast(
     update(queue)
     .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
     .values(available_at=_p("at"), score=_p("at"), attempt=_p("attempt"), lease_owner=None)
 )
-_EXTEND_ITEM = (
+_EXTEND_ITEM = Fast(
     update(queue)
     .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
     .values(available_at=_p("until"))
 )
-_EXTEND_SLOTS = update(slots).where(slots.c.item_id == _p("id")).values(expires_at=_p("until"))
-_RUN_ITEMS = select(queue.c.id, queue.c.lane).where(
-    queue.c.run_id == _p("run"), queue.c.lease_owner.is_(None)
+_EXTEND_SLOTS = Fast(
+    update(slots).where(slots.c.item_id == _p("id")).values(expires_at=_p("until"))
 )
-_DELETE_ITEM = delete(queue).where(queue.c.id == _p("id"))
-_HAND_BACK = (
+_RUN_ITEMS = Fast(
+    select(queue.c.id, queue.c.lane).where(
+        queue.c.run_id == _p("run"), queue.c.lease_owner.is_(None)
+    )
+)
+_DELETE_ITEM = Fast(delete(queue).where(queue.c.id == _p("id")))
+_HAND_BACK = Fast(
     update(queue)
     .where(queue.c.id == _p("id"), queue.c.lease_owner == _p("token"))
     .values(available_at=_p("now"), lease_owner=None)
 )
-_NEXT_DUE = select(func.min(lanes.c.next_at))
+_NEXT_DUE_QUERY = select(func.min(lanes.c.next_at))
+_NEXT_DUE = Fast(_NEXT_DUE_QUERY)
 
 
 @dataclass(frozen=True)
@@ -144,7 +204,7 @@ class Claimed:
 
 def enqueue(conn: Connection, item: NewItem) -> int | None:
     """Add an item; an item whose `dedupe` text is already queued is not added again."""
-    item_id = conn.execute(_INSERT_ITEM[conn.dialect.name], _row(item)).scalar()
+    item_id = _INSERT_ITEM[conn.dialect.name].scalar(conn, _row(item))
     if item_id is None:
         return None
     _touch_lane(conn, item)
@@ -169,23 +229,20 @@ def _row(item: NewItem) -> dict[str, Any]:
 
 
 def _touch_lane(conn: Connection, item: NewItem) -> None:
-    row = conn.execute(_LANE_LOCKED, {"b_lane": item.lane}).first()
-    if row is None:
-        limits = json.dumps([list(pair) for pair in item.limits])
-        conn.execute(
-            _INSERT_LANE,
-            {
-                "lane": item.lane,
-                "next_at": item.available_at,
-                "head_score": item.score,
-                "limits": limits,
-            },
-        )
-        return
-    values: dict[str, Any] = {"b_lane": item.lane, "head_score": min(row.head_score, item.score)}
-    if row.blocked_on is None:  # a parked lane stays parked: its head still needs the key
-        values["next_at"] = min(row.next_at, item.available_at)
-    conn.execute(_UPDATE_LANE, values)
+    values = {
+        "lane": item.lane,
+        "next_at": item.available_at,
+        "head_score": item.score,
+        "limits": _limits_json(item.limits),
+    }
+    _TOUCH_LANE[conn.dialect.name].run(conn, values)
+
+
+_NO_LIMITS = "[]"
+
+
+def _limits_json(limits: tuple[tuple[str, int], ...]) -> str:
+    return json.dumps([list(pair) for pair in limits]) if limits else _NO_LIMITS
 
 
 def claim(
@@ -203,11 +260,15 @@ def claim(
 
 
 def _due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str]) -> list[Any]:
-    query = _DUE_LANES.where(lanes.c.lane.not_in(skip)) if skip else _DUE_LANES
-    return list(conn.execute(query, {"b_now": now, "b_limit": limit}))
+    params = {"b_now": now, "b_limit": limit}
+    if skip:  # an expanding NOT IN: built per call (only with a per-app call cap)
+        return list(conn.execute(_DUE_LANES_QUERY.where(lanes.c.lane.not_in(skip)), params))
+    return _DUE_LANES.all(conn, params)
 
 
 def _limits(lane_row: Any) -> list[tuple[str, int]]:
+    if lane_row.limits == _NO_LIMITS:
+        return []
     return [(str(key), int(limit)) for key, limit in json.loads(lane_row.limits)]
 
 
@@ -246,18 +307,18 @@ def _room(conn: Connection, lane: str, limits: list[tuple[str, int]], now: int, 
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
-    return int(conn.execute(_IN_USE, {"b_key": key, "b_now": now}).scalar_one())
+    return int(_IN_USE.scalar(conn, {"b_key": key, "b_now": now}))
 
 
 def _park(conn: Connection, lane: str, key: str, now: int) -> None:
     # The safety net: look again when the earliest slot of the key would expire anyway.
-    expiry = conn.execute(_EARLIEST_SLOT_END, {"b_key": key, "b_now": now}).scalar()
+    expiry = _EARLIEST_SLOT_END.scalar(conn, {"b_key": key, "b_now": now})
     next_at = int(expiry) if expiry is not None else now
-    conn.execute(_UPDATE_LANE, {"b_lane": lane, "blocked_on": key, "next_at": next_at})
+    _PARK_LANE.run(conn, {"b_lane": lane, "blocked_on": key, "next_at": next_at})
 
 
 def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
-    return list(conn.execute(_DUE_ITEMS, {"b_lane": lane, "b_now": now, "b_limit": limit}))
+    return _DUE_ITEMS.all(conn, {"b_lane": lane, "b_now": now, "b_limit": limit})
 
 
 def _lease(
@@ -265,10 +326,10 @@ def _lease(
 ) -> Claimed:
     token = secrets.token_hex(8)
     until = now + lease
-    conn.execute(_LEASE, {"b_id": row.id, "b_until": until, "b_token": token})
+    _LEASE.run(conn, {"b_id": row.id, "b_until": until, "b_token": token})
     for key in keys:
-        conn.execute(_DELETE_SLOT, {"b_key": key, "b_id": row.id})
-        conn.execute(_INSERT_SLOT, {"key_hash": key, "item_id": row.id, "expires_at": until})
+        _DELETE_SLOT.run(conn, {"b_key": key, "b_id": row.id})
+        _INSERT_SLOT.run(conn, {"key_hash": key, "item_id": row.id, "expires_at": until})
     return Claimed(
         id=row.id,
         kind=row.kind,
@@ -288,10 +349,10 @@ def _refresh_lane(conn: Connection, lane: str) -> None:
     if dialect.is_postgres(conn):
         # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew
         # (SQLite's single writer already serializes them).
-        conn.execute(_LANE_LOCKED, {"b_lane": lane}).first()
-    head = conn.execute(_LANE_HEAD, {"b_lane": lane}).first()
+        _LANE_LOCKED.first(conn, {"b_lane": lane})
+    head = _LANE_HEAD.first(conn, {"b_lane": lane})
     if head is None:
-        conn.execute(_DELETE_LANE, {"b_lane": lane})
+        _DELETE_LANE.run(conn, {"b_lane": lane})
         return
     values = {
         "b_lane": lane,
@@ -299,7 +360,7 @@ def _refresh_lane(conn: Connection, lane: str) -> None:
         "head_score": head.score,
         "blocked_on": None,
     }
-    conn.execute(_UPDATE_LANE, values)
+    _UPDATE_LANE_HEAD.run(conn, values)
 
 
 class LeaseLost(Exception):
@@ -307,12 +368,15 @@ class LeaseLost(Exception):
 
 
 def finish(conn: Connection, item: Claimed, now: int) -> None:
-    """Remove a claimed item and free its slots; raises LeaseLost if it is no longer ours."""
-    gone = conn.execute(_FINISH, {"b_id": item.id, "b_token": item.token})
-    if gone.rowcount != 1:
+    """Remove a claimed item and free its slots; raises LeaseLost if it is no longer ours.
+
+    The lane is left as it is: its `next_at` was at most this item's lease end, and removing
+    an item can only move the true head later, so the lane is never looked at too late. An
+    emptied lane is deleted by the claim that next finds it empty (one look), rather than by
+    two more statements on every finished item."""
+    if _FINISH.rowcount(conn, {"b_id": item.id, "b_token": item.token}) != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
     release_slots(conn, item.id, item.keys, now)
-    _refresh_lane(conn, item.lane)
 
 
 def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: int) -> None:
@@ -320,10 +384,10 @@ def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: in
         return
     for key in sorted(keys):  # a claimer counting the key finishes first, parking included
         dialect.lock(conn, dialect.SLOT_KEY, key)
-    conn.execute(_DELETE_ITEM_SLOTS, {"b_id": item_id})
+    _DELETE_ITEM_SLOTS.run(conn, {"b_id": item_id})
     woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
-        woken += conn.execute(_WAKE_PARKED, {"b_key": key, "b_now": now}).rowcount
+        woken += _WAKE_PARKED.rowcount(conn, {"b_key": key, "b_now": now})
     if woken:
         dialect.notify(conn, dialect.WAKE)
 
@@ -336,8 +400,7 @@ def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
         "b_at": available_at,
         "b_attempt": item.attempt + 1,
     }
-    done = conn.execute(_RETRY, params)
-    if done.rowcount != 1:
+    if _RETRY.rowcount(conn, params) != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
     release_slots(conn, item.id, item.keys, now)
     _refresh_lane(conn, item.lane)
@@ -346,26 +409,24 @@ def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
 def extend(conn: Connection, items: list[Claimed], until: int) -> None:
     """Keep the leases (and slots) of items still being worked on."""
     for item in items:
-        conn.execute(_EXTEND_ITEM, {"b_id": item.id, "b_token": item.token, "b_until": until})
-        conn.execute(_EXTEND_SLOTS, {"b_id": item.id, "b_until": until})
+        _EXTEND_ITEM.run(conn, {"b_id": item.id, "b_token": item.token, "b_until": until})
+        _EXTEND_SLOTS.run(conn, {"b_id": item.id, "b_until": until})
 
 
 def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> None:
     """Drop every queued item of a finished run (but the one finishing it)."""
     # Items in flight stay: their holder finishes them (freeing their slots only when the call
     # really ends), sees the run has ended and moves it no further.
-    for row in conn.execute(_RUN_ITEMS, {"b_run": run_id}).all():
-        if row.id == keep:
-            continue
-        conn.execute(_DELETE_ITEM, {"b_id": row.id})
-        _refresh_lane(conn, row.lane)
+    # Their lanes stay as they are: removing items never makes a lane due too late (`finish`).
+    for row in _RUN_ITEMS.all(conn, {"b_run": run_id}):
+        if row.id != keep:
+            _DELETE_ITEM.run(conn, {"b_id": row.id})
 
 
 def remove_by_dedupe(conn: Connection, dedupe: str) -> None:
     row = conn.execute(_DEDUPE, {"b_dedupe": dedupe}).first()
     if row is not None:
-        conn.execute(_DELETE_ITEM, {"b_id": row.id})
-        _refresh_lane(conn, row.lane)
+        _DELETE_ITEM.run(conn, {"b_id": row.id})  # its lane stays, as in `finish`
 
 
 def release_all_leases(conn: Connection, now: int) -> int:
@@ -385,8 +446,8 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
     instead of after their leases run out. Items finished or taken over meanwhile are skipped."""
     returned = 0
     for item in items:
-        done = conn.execute(_HAND_BACK, {"b_id": item.id, "b_token": item.token, "b_now": now})
-        if done.rowcount == 1:
+        params = {"b_id": item.id, "b_token": item.token, "b_now": now}
+        if _HAND_BACK.rowcount(conn, params) == 1:
             returned += 1
             release_slots(conn, item.id, item.keys, now)
             _refresh_lane(conn, item.lane)
@@ -394,6 +455,8 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
 
 
 def next_due(conn: Connection, skip: Collection[str] = ()) -> int | None:
-    query = _NEXT_DUE.where(lanes.c.lane.not_in(skip)) if skip else _NEXT_DUE
-    value = conn.execute(query).scalar()
+    if skip:
+        value = conn.execute(_NEXT_DUE_QUERY.where(lanes.c.lane.not_in(skip))).scalar()
+    else:
+        value = _NEXT_DUE.scalar(conn)
     return None if value is None else int(value)
