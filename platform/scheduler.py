@@ -28,15 +28,19 @@ class Scheduler:
         self,
         db: Database,
         clock: Clock,
-        handle: Callable[[q.Claimed], Awaitable[None]],
+        handle: Callable[[q.Claimed], Awaitable[q.Claimed | None]],
         *,
         workers: int = 128,
         lease_ms: int = 30_000,
         grace_s: float = 10.0,
         app_of: Callable[[q.Claimed], str | None] = lambda item: None,
         per_app: int = 0,
+        prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
+        # Called in the claim's transaction with what it claimed (the executor reads the
+        # calls' state there, saving a read transaction per call).
+        self.prefetch = prefetch
         self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
         # At most `per_app` calls to one app at once (0: no cap), so that a hanging app holds
         # its share of the workers and the other apps are still served.
@@ -46,6 +50,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._claimed_at = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     def wake(self) -> None:
         self._wake.set()
@@ -56,6 +61,7 @@ class Scheduler:
             while not stop.is_set():
                 await self._tick(stop)
         finally:
+            self._stopping = True  # a worker's next call, claimed with its last, is handed back
             await self._drain()  # the keeper still runs: calls finishing keep their leases
             keeper.cancel()
 
@@ -121,7 +127,10 @@ class Scheduler:
         # writer that can be a second earlier, and a throttle judged at a stale time lets
         # starts that waited in the queue go out together.
         now = self._claimed_at = self.clock.now_ms()
-        return q.claim(conn, now, free, self.lease_ms, skip), q.next_due(conn, skip)
+        claimed = q.claim(conn, now, free, self.lease_ms, skip)
+        if claimed and self.prefetch is not None:
+            self.prefetch(conn, claimed)
+        return claimed, q.next_due(conn, skip)
 
     def _idle_ms(self, due: int | None, *, contended: bool) -> int:
         if due is None:
@@ -143,13 +152,27 @@ class Scheduler:
         task.add_done_callback(self._tasks.discard)
 
     async def _run_item(self, item: q.Claimed) -> None:
+        """Work on the item, then on the next one its handler claimed with it (a run's next
+        call): the same worker, so the worker and per-app counts hold throughout."""
+        current: q.Claimed | None = item
         try:
-            await self.handle(item)
+            while current is not None:
+                nxt = await self._handle_one(current)
+                self.inflight.pop(current.id, None)
+                current = nxt
+                if current is not None:
+                    self.inflight[current.id] = current  # its lease is kept from now on
+                    if self._stopping:
+                        current = None  # left in flight: the drain hands it back
+        finally:
+            self.wake()
+
+    async def _handle_one(self, item: q.Claimed) -> q.Claimed | None:
+        try:
+            return await self.handle(item)
         except Exception:
             log.exception("queue item %s (%s, run %s) failed", item.id, item.kind, item.run_id)
-        finally:
-            self.inflight.pop(item.id, None)
-            self.wake()
+            return None
 
     async def _keep_leases(self, stop: asyncio.Event) -> None:
         while True:  # until cancelled, after the drain

@@ -74,6 +74,7 @@ class Platform:
             grace_s=settings.shutdown_grace_s,
             app_of=self._app_of,
             per_app=settings.app_call_cap,
+            prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()
@@ -218,27 +219,40 @@ class Platform:
         return any(hmac.compare_digest(key.encode(), k.encode()) for k in self.settings.event_keys)
 
     # -- work ------------------------------------------------------------------------------
-    async def handle_item(self, item: q.Claimed) -> None:
+    async def handle_item(self, item: q.Claimed) -> q.Claimed | None:
+        """Work on a claimed item; returns the run's next call when the same transaction
+        claimed it, for the same worker to make at once."""
         with logs.bind(run_id=item.run_id, function_id=item.function_id, step_id=item.step_id):
             if item.kind == QueueKind.EXEC:
                 if item.function_id not in self.registry.by_id:  # synced by another process
                     await self.reload_if_changed()
-                await self._call(item)
-            elif item.kind == ai_steps.KIND:
+                return await self._call(item)
+            if item.kind == ai_steps.KIND:
                 await self._infer(item)
             else:
                 await self.write(lambda tx: timers.handle(tx, item))
+            return None
 
-    async def _call(self, item: q.Claimed) -> None:
-        """The executor makes the call; the runtime applies its outcome."""
+    async def _call(self, item: q.Claimed) -> q.Claimed | None:
+        """The executor makes the call; the runtime applies its outcome, and claims the run's
+        next call in the same transaction when nothing stands in its way."""
         answered = await self.driver.call(item)
         if answered is None:
-            return
+            return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
+
+        def apply(tx: Tx) -> q.Claimed | None:
+            tx.continue_run, tx.lease_ms = item.run_id, self.settings.lease_ms
+            outcomes.apply(tx, item, fn, outcome, timing)
+            if tx.continued is not None:
+                self.driver.prefetch(tx.conn, [tx.continued])
+            return tx.continued
+
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
-            await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
+            return await self.write(apply)
+        return None
 
     async def _infer(self, item: q.Claimed) -> None:
         """step.ai.infer: Weir makes the request itself, then the runtime saves the result."""

@@ -31,7 +31,7 @@ from weir.platform.store import event_records, run_records, step_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 log = logging.getLogger("weir.executor")
 
@@ -60,6 +60,7 @@ def load_call_state(
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
+PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
 class Driver:
@@ -77,6 +78,18 @@ class Driver:
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[dict[str, Any]]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
+        self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+
+    def prefetch(self, conn: Connection, items: list[q.Claimed]) -> None:
+        """Read the call state of just-claimed calls inside the claim's own transaction (the
+        writer thread): no separate read transaction and thread hop per call. Only this
+        dict is written here; the event loop pops from it."""
+        for item in items:
+            if item.kind == QueueKind.EXEC and item.run_id is not None:
+                known = self._events.get(item.run_id)
+                self._prefetched[item.id] = load_call_state(conn, item.run_id, known)
+        while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
+            self._prefetched.pop(next(iter(self._prefetched)))
 
     async def abort_cancelled(self) -> None:
         """Abort the requests of runs cancelled where `abort` was not told: by another
@@ -96,7 +109,7 @@ class Driver:
         """POST the item's call; its outcome, or None when there is nothing to apply (the
         run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
-        state = await self._state(item.run_id or "")
+        state = await self._state(item)
         if fn is None or state is None or state.run.ended:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
@@ -109,9 +122,13 @@ class Driver:
             return None
         return Answered(fn, outcome, Timing(started, self.clock.now_ms()))
 
-    async def _state(self, run_id: str) -> CallState | None:
+    async def _state(self, item: q.Claimed) -> CallState | None:
+        run_id = item.run_id or ""
         known = self._events.get(run_id)
-        state = await self.db.read(lambda c: load_call_state(c, run_id, known))
+        if item.id in self._prefetched:
+            state = self._prefetched.pop(item.id)
+        else:
+            state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         if known is None and state is not None:
             if len(self._events) >= EVENTS_CACHED:
                 self._events.pop(next(iter(self._events)))  # the oldest entry goes first

@@ -25,7 +25,7 @@ that may delete a lane row locks it first, so an item enqueued meanwhile never l
 import json
 import secrets
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, delete, func, insert, or_, select, update
@@ -210,6 +210,39 @@ def enqueue(conn: Connection, item: NewItem) -> int | None:
     _touch_lane(conn, item)
     dialect.notify(conn, dialect.WAKE)  # other processes' schedulers may sleep past it
     return int(item_id)
+
+
+def enqueue_claimed(conn: Connection, item: NewItem, now: int, lease_ms: int) -> Claimed | None:
+    """Add an item already leased to the caller, who works on it at once: the transaction that
+    makes a run's next call also claims it, with no claim of its own. None if an item with the
+    same `dedupe` is queued already (that one goes the usual way). Only for items that need no
+    concurrency slot and no start throttle (the claim decides those)."""
+    if item.limits or item.payload:
+        raise ValueError("an item with concurrency limits or a start throttle must be claimed")
+    until, token = now + lease_ms, secrets.token_hex(8)
+    row = _row(item) | {"available_at": until}
+    item_id = _INSERT_ITEM[conn.dialect.name].scalar(conn, row)
+    if item_id is None:
+        return None
+    # Leased as a claim leases: the token, and no dedupe (a new item of the same name may be
+    # queued while this one is in flight).
+    _LEASE.run(conn, {"b_id": item_id, "b_until": until, "b_token": token})
+    # The lane must know the item, to be looked at when the lease would run out; never earlier
+    # than it needs (an earlier look would only find the item leased).
+    _touch_lane(conn, replace(item, available_at=until))
+    return Claimed(
+        id=int(item_id),
+        kind=item.kind,
+        run_id=item.run_id,
+        function_id=item.function_id,
+        step_id=item.step_id,
+        attempt=item.attempt,
+        payload={},
+        lane=item.lane,
+        token=token,
+        keys=(),
+        claimed_at=now,
+    )
 
 
 def _row(item: NewItem) -> dict[str, Any]:
