@@ -160,12 +160,35 @@ class Scheduler:
                 nxt = await self._handle_one(current)
                 self.inflight.pop(current.id, None)
                 current = nxt
-                if current is not None:
-                    self.inflight[current.id] = current  # its lease is kept from now on
-                    if self._stopping:
-                        current = None  # left in flight: the drain hands it back
+                if current is None:
+                    break
+                self.inflight[current.id] = current  # its lease is kept from now on
+                if self._stopping:
+                    break  # left in flight: the drain hands it back
+                if not self._app_has_room(current):
+                    await self._hand_back_over([current])
+                    break
         finally:
             self.wake()
+
+    def skip_lanes(self) -> set[str]:
+        """The lanes a claim made outside the scheduler (a worker claiming its next item in
+        its last transaction) passes over: those of apps called as much as they may be."""
+        return self._full_lanes()
+
+    def _app_has_room(self, item: q.Claimed) -> bool:
+        """`item`, already counted in flight, keeps its app within `per_app` calls."""
+        app = self.app_of(item)
+        return self.per_app <= 0 or app is None or self._app_calls()[app] <= self.per_app
+
+    async def _hand_back_over(self, items: list[q.Claimed]) -> None:
+        for item in items:
+            self.inflight.pop(item.id, None)
+            app = self.app_of(item)
+            if app is not None:
+                self._held[item.lane] = app
+        now = self.clock.now_ms()
+        await self.db.write(lambda c: q.hand_back(c, items, now))
 
     async def _handle_one(self, item: q.Claimed) -> q.Claimed | None:
         try:

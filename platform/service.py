@@ -240,13 +240,20 @@ class Platform:
         if answered is None:
             return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
+        skip = self.scheduler.skip_lanes()
+        lease_ms = self.settings.lease_ms
 
         def apply(tx: Tx) -> q.Claimed | None:
-            tx.continue_run, tx.lease_ms = item.run_id, self.settings.lease_ms
+            tx.continue_run, tx.lease_ms = item.run_id, lease_ms
             outcomes.apply(tx, item, fn, outcome, timing)
-            if tx.continued is not None:
-                self.driver.prefetch(tx.conn, [tx.continued])
-            return tx.continued
+            nxt = tx.continued
+            if nxt is None and not self._stop.is_set():
+                # The worker is free: it claims the next due item here, in the transaction
+                # that freed it, rather than in a claim of its own.
+                nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
+            if nxt is not None:
+                self.driver.prefetch(tx.conn, [nxt])
+            return nxt
 
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.

@@ -132,6 +132,23 @@ _LEASE = Fast(
 )
 _DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
 _INSERT_SLOT = Fast(insert(slots), ("key_hash", "item_id", "expires_at"))
+# After a claim leased items of a lane, the lane still has items (those at least): its head
+# is read and written by one statement.
+_HEAD_OF = (
+    select(queue.c.available_at, queue.c.score)
+    .where(queue.c.lane == lanes.c.lane)
+    .order_by(queue.c.available_at)
+    .limit(1)
+)
+_MOVE_HEAD = Fast(
+    update(lanes)
+    .where(lanes.c.lane == _p("lane"))
+    .values(
+        next_at=_HEAD_OF.with_only_columns(queue.c.available_at).scalar_subquery(),
+        head_score=_HEAD_OF.with_only_columns(queue.c.score).scalar_subquery(),
+        blocked_on=None,
+    )
+)
 _LANE_HEAD = Fast(
     select(queue.c.available_at, queue.c.score)
     .where(queue.c.lane == _p("lane"))
@@ -319,8 +336,10 @@ def _claim_lane(
             claimed.append(_lease(conn, row, payload, keys, now, lease))
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
-    if room > 0:
-        _refresh_lane(conn, lane)  # deferred starts moved the lane's next look too
+    if claimed:  # leased items moved the head later (deferred starts too)
+        _MOVE_HEAD.run(conn, {"b_lane": lane})
+    elif room > 0:
+        _refresh_lane(conn, lane)  # nothing due after all (or deferred): set right, or removed
     return claimed
 
 
