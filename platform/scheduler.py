@@ -171,10 +171,18 @@ class Scheduler:
         finally:
             self.wake()
 
-    def skip_lanes(self) -> set[str]:
-        """The lanes a claim made outside the scheduler (a worker claiming its next item in
-        its last transaction) passes over: those of apps called as much as they may be."""
-        return self._full_lanes()
+    def skip_lanes(self, finishing: q.Claimed) -> set[str]:
+        """The lanes a worker claiming its next item in the transaction that ends `finishing`
+        passes over: those of apps called as much as they may be, not counting `finishing`."""
+        if self.per_app <= 0:
+            return set()
+        calls = self._app_calls()
+        app = self.app_of(finishing)
+        if app is not None and finishing.id in self.inflight:
+            calls[app] -= 1
+        full = {a for a, n in calls.items() if n >= self.per_app}
+        running = {item.lane for item in self.inflight.values() if self.app_of(item) in full}
+        return running | {lane for lane, a in self._held.items() if a in full}
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""

@@ -99,6 +99,8 @@ class Platform:
             return result
 
         result = await self.db.write(run)
+        if holder and holder[0].trigger_events:
+            self.driver.remember_events(holder[0].trigger_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
         if holder:
@@ -240,7 +242,7 @@ class Platform:
         if answered is None:
             return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
-        skip = self.scheduler.skip_lanes()
+        skip = self.scheduler.skip_lanes(item)
         lease_ms = self.settings.lease_ms
 
         def apply(tx: Tx) -> q.Claimed | None:

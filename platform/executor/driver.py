@@ -56,7 +56,9 @@ def load_call_state(
         return None
     if events is None:
         events = event_records.load_event_payloads(conn, list(run.event_ids))
-    return CallState(run=run, events=events, memos=step_records.list_steps(conn, run_id))
+    # A run's step count is saved with each memo, in the same transaction: none, none to read.
+    memos = step_records.list_steps(conn, run_id) if run.step_count else []
+    return CallState(run=run, events=events, memos=memos)
 
 
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
@@ -79,6 +81,17 @@ class Driver:
         self._events: dict[str, list[dict[str, Any]]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
         self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+
+    def remember_events(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
+        """The trigger events of runs just created (committed): their first call need not read
+        them back."""
+        for run_id, events in by_run.items():
+            self._keep_events(run_id, events)
+
+    def _keep_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        if len(self._events) >= EVENTS_CACHED:
+            self._events.pop(next(iter(self._events)))  # the oldest entry goes first
+        self._events[run_id] = events
 
     def prefetch(self, conn: Connection, items: list[q.Claimed]) -> None:
         """Read the call state of just-claimed calls inside the claim's own transaction (the
@@ -130,9 +143,7 @@ class Driver:
         else:
             state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         if known is None and state is not None:
-            if len(self._events) >= EVENTS_CACHED:
-                self._events.pop(next(iter(self._events)))  # the oldest entry goes first
-            self._events[run_id] = state.events
+            self._keep_events(run_id, state.events)
         return state
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:

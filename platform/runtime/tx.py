@@ -35,6 +35,8 @@ class Tx:
     ended: list[Ended] = field(default_factory=list)
     # The run whose next call this transaction may claim for its caller to make at once (see
     # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
+    # The trigger events of the runs created here (the executor keeps them for their calls).
+    trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     continue_run: str | None = None
     lease_ms: int = 0
     continued: Claimed | None = None
