@@ -46,6 +46,11 @@ class Scheduler:
         # its share of the workers and the other apps are still served.
         self.app_of, self.per_app = app_of, per_app
         self.inflight: dict[int, q.Claimed] = {}
+        # Calls in flight per app and, per app, per lane: kept as items come and go, so that
+        # the per-app cap costs nothing per call however many calls are in flight.
+        self._calls: Counter[str] = Counter()
+        self._app_lanes: dict[str, Counter[str]] = {}
+        self._app_by_item: dict[int, str] = {}  # as counted (a reload may move a function)
         self._held: dict[str, str] = {}  # lane -> app, of lanes passed over while it is full
         self._wake = asyncio.Event()
         self._claimed_at = 0
@@ -81,17 +86,41 @@ class Scheduler:
             return  # there may be more due right now
         await self._sleep(stop, self._idle_ms(due, contended=not claimed))
 
+    def _track(self, item: q.Claimed) -> None:
+        """`item` is in flight from now on."""
+        self.inflight[item.id] = item
+        app = self.app_of(item)
+        if app is not None:
+            self._app_by_item[item.id] = app
+            self._calls[app] += 1
+            self._app_lanes.setdefault(app, Counter())[item.lane] += 1
+
+    def _untrack(self, item: q.Claimed) -> None:
+        if self.inflight.pop(item.id, None) is None:
+            return
+        app = self._app_by_item.pop(item.id, None)
+        if app is not None:
+            self._calls[app] -= 1
+            lanes = self._app_lanes[app]
+            lanes[item.lane] -= 1
+            if lanes[item.lane] <= 0:
+                del lanes[item.lane]
+            if self._calls[app] <= 0:
+                del self._calls[app], self._app_lanes[app]
+
     def _app_calls(self) -> Counter[str]:
-        return Counter(app for app in map(self.app_of, self.inflight.values()) if app)
+        return Counter(self._calls)
 
     def _full_lanes(self) -> set[str]:
         """The lanes of apps with `per_app` calls in flight: not claimed until one ends."""
         if self.per_app <= 0:
             return set()
-        full = {app for app, n in self._app_calls().items() if n >= self.per_app}
+        full = {app for app, n in self._calls.items() if n >= self.per_app}
         self._held = {lane: app for lane, app in self._held.items() if app in full}
-        running = {item.lane for item in self.inflight.values() if self.app_of(item) in full}
-        return running | set(self._held)
+        return self._lanes_of(full) | set(self._held)
+
+    def _lanes_of(self, apps: set[str]) -> set[str]:
+        return {lane for app in apps for lane in self._app_lanes.get(app, ())}
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
         """The claimed items their apps have room for, and the rest."""
@@ -146,7 +175,7 @@ class Scheduler:
             await asyncio.wait_for(self._wake.wait(), ms / 1000)
 
     def _start(self, item: q.Claimed) -> None:
-        self.inflight[item.id] = item
+        self._track(item)
         task = asyncio.create_task(self._run_item(item))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -158,11 +187,11 @@ class Scheduler:
         try:
             while current is not None:
                 nxt = await self._handle_one(current)
-                self.inflight.pop(current.id, None)
+                self._untrack(current)
                 current = nxt
                 if current is None:
                     break
-                self.inflight[current.id] = current  # its lease is kept from now on
+                self._track(current)  # its lease is kept from now on
                 if self._stopping:
                     break  # left in flight: the drain hands it back
                 if not self._app_has_room(current):
@@ -176,22 +205,18 @@ class Scheduler:
         passes over: those of apps called as much as they may be, not counting `finishing`."""
         if self.per_app <= 0:
             return set()
-        calls = self._app_calls()
-        app = self.app_of(finishing)
-        if app is not None and finishing.id in self.inflight:
-            calls[app] -= 1
-        full = {a for a, n in calls.items() if n >= self.per_app}
-        running = {item.lane for item in self.inflight.values() if self.app_of(item) in full}
-        return running | {lane for lane, a in self._held.items() if a in full}
+        mine = self._app_by_item.get(finishing.id)
+        full = {a for a, n in self._calls.items() if n - (1 if a == mine else 0) >= self.per_app}
+        return self._lanes_of(full) | {lane for lane, a in self._held.items() if a in full}
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""
         app = self.app_of(item)
-        return self.per_app <= 0 or app is None or self._app_calls()[app] <= self.per_app
+        return self.per_app <= 0 or app is None or self._calls[app] <= self.per_app
 
     async def _hand_back_over(self, items: list[q.Claimed]) -> None:
         for item in items:
-            self.inflight.pop(item.id, None)
+            self._untrack(item)
             app = self.app_of(item)
             if app is not None:
                 self._held[item.lane] = app

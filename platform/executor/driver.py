@@ -6,6 +6,7 @@ The outcome goes back to the caller, which applies it through the runtime
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
 from collections.abc import Callable
@@ -61,6 +62,9 @@ def load_call_state(
     return CallState(run=run, events=events, memos=memos)
 
 
+# Request ids are unique, not secret: a random prefix per process and a counter.
+_REQUEST_PREFIX = secrets.token_hex(6)
+_REQUEST_COUNTER = itertools.count(1)
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
 PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
@@ -209,7 +213,7 @@ class Driver:
         headers = {
             "content-type": "application/json",
             "x-run-id": item.run_id or "",
-            "x-request-id": secrets.token_hex(8),
+            "x-request-id": f"{_REQUEST_PREFIX}{next(_REQUEST_COUNTER):x}",
             "x-inngest-job-id": str(item.id),
             "x-inngest-step-id": item.step_id,
             "x-inngest-req-version": "2",
