@@ -512,7 +512,8 @@ def summarise(results: dict[str, Results]) -> None:
 
 
 def compare(base: dict[str, float], cur: dict[str, float]) -> None:
-    print(f"\n{'current vs baseline build, same rounds':<48} {'baseline':>10} {'current':>10} ratio")
+    title = "current vs baseline build, same rounds"
+    print(f"\n{title:<48} {'baseline':>10} {'current':>10} ratio")
     rows = [
         ("runs/s (no steps)", "runs_s"),
         ("steps/s (10-step function)", "steps_s"),
