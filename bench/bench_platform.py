@@ -13,7 +13,15 @@ Baselines measured in the same process, on the same machine: the raw HTTP round-
 the app's server with aiohttp (a plain route, 32 in flight, and one at a time), and a plain
 sqlite3 INSERT+COMMIT rate (WAL, synchronous=FULL as `weir dev` uses).
 
+Besides wall-clock figures, each round counts what contention on a shared machine does not
+distort: SQL statements Weir executed (every statement SQLite ran, BEGIN/COMMIT/SAVEPOINT
+included, counted by a trace callback in Weir's process) and Weir's CPU milliseconds, per run
+and per step. `--baseline-ref REF` runs a second Weir built from that git commit beside the
+current one, rounds interleaved, and prints every figure for both with their ratio: the
+comparison that stays fair while other work shares the cores.
+
     .venv/bin/python bench/bench_platform.py [--rounds 3] [--events 2000] [--profile]
+    .venv/bin/python bench/bench_platform.py --baseline-ref main
 
 --profile adds one profiled round of each workload (cProfile in every thread of Weir and of
 the app) and prints the top costs; it is slower and its figures are not the benchmark's.
@@ -48,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 APP_ID = "bench"
 STEPS = 10
-TARGETS = {"runs/s": 300.0, "steps/s": 1000.0, "p50 ms": 20.0}
+TARGETS = {"runs/s": 2000.0, "steps/s": 5000.0, "p50 ms": 5.0}  # issue 12
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -155,19 +163,43 @@ class Stack:
     weir_url: str
     db_path: Path
     weir_threads: Path  # JSON written by Weir at exit: CPU seconds per thread group
+    weir_stats: Path  # JSON written by Weir on SIGUSR1: SQL statements counted so far
     functions: dict[str, str] = field(default_factory=dict)  # short id -> function id
+    _seq: int = 0
 
     def stop(self) -> None:
         self.weir.stop(signal.SIGINT)
         self.app.stop(signal.SIGINT)
 
+    async def statements(self) -> dict[str, int]:
+        """SQL statements Weir has executed so far: {"all": n, "data": n without BEGIN,
+        COMMIT, ROLLBACK, SAVEPOINT and RELEASE}."""
+        self._seq += 1
+        self.weir.proc.send_signal(signal.SIGUSR1)
+        for _ in range(1000):
+            with contextlib.suppress(OSError, ValueError):
+                stats = json.loads(self.weir_stats.read_text())
+                if stats["seq"] >= self._seq:
+                    return {"all": int(stats["all"]), "data": int(stats["data"])}
+            await asyncio.sleep(0.01)
+        raise SystemExit(f"Weir did not report its statement count; see {self.weir.log}")
 
-async def start_stack(session: aiohttp.ClientSession, tmp: Path, profiled: bool = False) -> Stack:
-    """Start the app, then Weir (which syncs it). Weir's CPU is accounted per thread; with
-    `profiled`, both processes also run under cProfile in every thread."""
+
+async def start_stack(
+    session: aiohttp.ClientSession,
+    tmp: Path,
+    profiled: bool = False,
+    weir_path: Path | None = None,
+    name: str = "current",
+) -> Stack:
+    """Start the app, then Weir (which syncs it). Weir's CPU is accounted per thread and its
+    SQL statements counted; with `profiled`, both processes also run under cProfile in every
+    thread. `weir_path`: a directory put first on Weir's PYTHONPATH (a baseline build)."""
     app_port, weir_port = free_port(), free_port()
     weir_url = f"http://127.0.0.1:{weir_port}"
     env = os.environ | {"WEIR_BASE_URL": weir_url, "WEIR_DEV": "1", "PYTHONUNBUFFERED": "1"}
+    tmp = tmp / name
+    tmp.mkdir(exist_ok=True)
     app_args = ["uvicorn", "--app-dir", str(HERE), "--factory", "bench_platform:make_app"]
     app_args += ["--port", str(app_port), "--log-level", "warning", "--no-access-log"]
     # uvicorn closes idle connections after 5 s, aiohttp keeps them 15 s: a call sent on a
@@ -183,8 +215,10 @@ async def start_stack(session: aiohttp.ClientSession, tmp: Path, profiled: bool 
     weir_args = ["weir", "dev", "--port", str(weir_port), "--database-url", f"sqlite:///{db_path}"]
     weir_args += ["-u", f"{app_url}/api/inngest"]
     weir_cmd = python_args(weir_args, "profile" if profiled else "cpu", out.with_suffix(".weir"))
-    weir = Process("weir", weir_cmd, env, tmp / "weir.log")
-    stack = Stack(app, weir, app_url, weir_url, db_path, out.with_suffix(".weir.cpu.json"))
+    weir_env = env if weir_path is None else env | {"PYTHONPATH": str(weir_path)}
+    weir = Process("weir", weir_cmd, weir_env, tmp / "weir.log")
+    stats = out.with_suffix(".weir.stats.json")
+    stack = Stack(app, weir, app_url, weir_url, db_path, out.with_suffix(".weir.cpu.json"), stats)
     await wait_http(session, f"{weir_url}/health", weir)
     stack.functions = await wait_for_functions(db_path)
     return stack
@@ -229,6 +263,7 @@ class Round:
     seconds: float
     runs: int
     cpu: dict[str, float]  # process -> CPU seconds used during the round
+    statements: dict[str, int] = field(default_factory=dict)  # Weir's, "all" and "data"
 
     def share(self, proc: str) -> float:
         return self.cpu[proc] / self.seconds
@@ -256,6 +291,7 @@ async def throughput_round(
     session: aiohttp.ClientSession, stack: Stack, fn: str, n: int, batch: int
 ) -> Round:
     before, _, _ = finished(stack, fn)
+    sql0 = await stack.statements()
     cpu0 = {p.name: p.cpu_seconds() for p in (stack.weir, stack.app)}
     start = time.time()
     for i in range(0, n, batch):
@@ -272,7 +308,8 @@ async def throughput_round(
         await asyncio.sleep(0.02)
     seconds = last_ms / 1000 - start
     cpu = {p.name: p.cpu_seconds() - cpu0[p.name] for p in (stack.weir, stack.app)}
-    return Round(seconds, n, cpu)
+    sql1 = await stack.statements()  # the round's own, less the two signals' bookkeeping
+    return Round(seconds, n, cpu, {k: sql1[k] - sql0[k] for k in sql0})
 
 
 async def latency_round(
@@ -358,30 +395,59 @@ class Results:
     threads: dict[str, float] = field(default_factory=dict)  # Weir CPU seconds per thread group
 
 
-async def measure(args: argparse.Namespace, tmp: Path) -> Results:
-    res = Results()
+async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Results]:
+    """Rounds of every workload against each Weir (the current one, and the baseline build
+    when asked), interleaved so that both see the same machine."""
+    builds: dict[str, Path | None] = {"current": None}
+    if args.baseline_ref:
+        builds = {"baseline": baseline_build(args.baseline_ref, tmp), **builds}
+    results = {name: Results() for name in builds}
     timeout = aiohttp.ClientTimeout(total=120)
     async with client_session(timeout) as session:
-        stack = await start_stack(session, tmp)
+        stacks: dict[str, Stack] = {}
         try:
-            await warm_up(session, stack)
+            for name, path in builds.items():
+                stacks[name] = await start_stack(session, tmp, weir_path=path, name=name)
+                await warm_up(session, stacks[name])
             for r in range(args.rounds):
-                echo = f"{stack.app_url}/bench/echo"
-                res.http_rps.append(await http_rate(session, echo, 32, 1.5))
-                res.http_ms.append(await http_latency_ms(session, echo, 200))
-                res.sqlite_tps.append(sqlite_commit_rate(tmp, 1.0))
-                res.runs.append(await throughput_round(session, stack, "noop", args.events, 500))
-                step_runs = max(1, args.step_events)
-                res.steps.append(await throughput_round(session, stack, "steps", step_runs, 500))
-                lat = await latency_round(session, stack, args.latency_events, 0.02)
-                res.p50.append(percentile(lat, 50))
-                res.p99.append(percentile(lat, 99))
-                report_round(r, res)
+                for name, stack in stacks.items():
+                    res = results[name]
+                    echo = f"{stack.app_url}/bench/echo"
+                    res.http_rps.append(await http_rate(session, echo, 32, 1.5))
+                    res.http_ms.append(await http_latency_ms(session, echo, 200))
+                    res.sqlite_tps.append(sqlite_commit_rate(tmp, 1.0))
+                    res.runs.append(
+                        await throughput_round(session, stack, "noop", args.events, 500)
+                    )
+                    step_runs = max(1, args.step_events)
+                    res.steps.append(
+                        await throughput_round(session, stack, "steps", step_runs, 500)
+                    )
+                    lat = await latency_round(session, stack, args.latency_events, 0.02)
+                    res.p50.append(percentile(lat, 50))
+                    res.p99.append(percentile(lat, 99))
+                    report_round(r, name, res)
         finally:
-            stack.stop()
-    with contextlib.suppress(OSError, ValueError):
-        res.threads = json.loads(stack.weir_threads.read_text())
-    return res
+            for stack in stacks.values():
+                stack.stop()
+    for name, stack in stacks.items():
+        with contextlib.suppress(OSError, ValueError):
+            results[name].threads = json.loads(stack.weir_threads.read_text())
+    return results
+
+
+def baseline_build(ref: str, tmp: Path) -> Path:
+    """Weir as of git `ref`, unpacked into `tmp`; the returned directory, put first on
+    PYTHONPATH, makes `import weir` (and its sub-packages) that build."""
+    src, pkg = tmp / "baseline-src", tmp / "baseline-pkg"
+    src.mkdir()
+    pkg.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    (pkg / "weir").symlink_to(src / "platform" / "_entry")
+    return pkg
 
 
 async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:
@@ -390,25 +456,86 @@ async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:
     await latency_round(session, stack, 5, 0.01)
 
 
-def report_round(r: int, res: Results) -> None:
+def report_round(r: int, name: str, res: Results) -> None:
     runs, steps = res.runs[-1], res.steps[-1]
     print(
-        f"  round {r + 1}: {runs.runs / runs.seconds:7.0f} runs/s"
+        f"  round {r + 1} {name:>8}: {runs.runs / runs.seconds:7.0f} runs/s"
         f" {steps.runs * STEPS / steps.seconds:7.0f} steps/s"
         f"  latency p50 {res.p50[-1]:5.1f} ms p99 {res.p99[-1]:6.1f} ms"
+        f"  | {per_run(runs)['sql']:5.1f} SQL/run {per_run(runs)['cpu']:5.2f} ms CPU/run"
+        f"  {per_step(steps)['sql']:5.1f} SQL/step {per_step(steps)['cpu']:5.2f} ms CPU/step"
         f"  | http {res.http_rps[-1]:6.0f} req/s, sqlite {res.sqlite_tps[-1]:6.0f} commits/s",
         flush=True,
     )
 
 
-def summarise(res: Results) -> None:
+def per_run(r: Round) -> dict[str, float]:
+    """Per run of the no-step function: SQL statements (all, data) and Weir CPU ms."""
+    return {
+        "sql": r.statements.get("all", 0) / r.runs,
+        "data": r.statements.get("data", 0) / r.runs,
+        "cpu": r.cpu["weir"] / r.runs * 1000,
+    }
+
+
+def per_step(r: Round) -> dict[str, float]:
+    """Per step of the 10-step function (its run's own costs spread over its steps)."""
+    return {k: v / STEPS for k, v in per_run(r).items()}
+
+
+def figures(res: Results) -> dict[str, float]:
     med = statistics.median
-    http_rps, http_ms, sqlite_tps = med(res.http_rps), med(res.http_ms), med(res.sqlite_tps)
-    runs_s = med([r.runs / r.seconds for r in res.runs])
     steps_s = med([r.runs * STEPS / r.seconds for r in res.steps])
-    calls_s = steps_s * (STEPS + 1) / STEPS
-    p50, p99 = med(res.p50), med(res.p99)
-    print(f"\nmedians of {len(res.runs)} rounds")
+    return {
+        "http_rps": med(res.http_rps),
+        "http_ms": med(res.http_ms),
+        "sqlite_tps": med(res.sqlite_tps),
+        "runs_s": med([r.runs / r.seconds for r in res.runs]),
+        "steps_s": steps_s,
+        "calls_s": steps_s * (STEPS + 1) / STEPS,
+        "p50": med(res.p50),
+        "p99": med(res.p99),
+        "sql_run": med([per_run(r)["sql"] for r in res.runs]),
+        "data_run": med([per_run(r)["data"] for r in res.runs]),
+        "cpu_run": med([per_run(r)["cpu"] for r in res.runs]),
+        "sql_step": med([per_step(r)["sql"] for r in res.steps]),
+        "data_step": med([per_step(r)["data"] for r in res.steps]),
+        "cpu_step": med([per_step(r)["cpu"] for r in res.steps]),
+    }
+
+
+def summarise(results: dict[str, Results]) -> None:
+    for name, res in results.items():
+        summarise_one(name, res)
+    if "baseline" in results:
+        compare(figures(results["baseline"]), figures(results["current"]))
+
+
+def compare(base: dict[str, float], cur: dict[str, float]) -> None:
+    title = "current vs baseline build, same rounds"
+    print(f"\n{title:<48} {'baseline':>10} {'current':>10} ratio")
+    rows = [
+        ("runs/s (no steps)", "runs_s"),
+        ("steps/s (10-step function)", "steps_s"),
+        ("event -> first call p50 (ms)", "p50"),
+        ("event -> first call p99 (ms)", "p99"),
+        ("SQL statements per run (all)", "sql_run"),
+        ("SQL statements per run (data)", "data_run"),
+        ("Weir CPU ms per run", "cpu_run"),
+        ("SQL statements per step (all)", "sql_step"),
+        ("SQL statements per step (data)", "data_step"),
+        ("Weir CPU ms per step", "cpu_step"),
+    ]
+    for label, key in rows:
+        ratio = cur[key] / base[key] if base[key] else float("nan")
+        print(f"{label:<48} {base[key]:10.2f} {cur[key]:10.2f} {ratio:5.2f}")
+
+
+def summarise_one(name: str, res: Results) -> None:
+    f = figures(res)
+    http_rps, http_ms, sqlite_tps = f["http_rps"], f["http_ms"], f["sqlite_tps"]
+    runs_s, steps_s, calls_s, p50, p99 = f["runs_s"], f["steps_s"], f["calls_s"], f["p50"], f["p99"]
+    print(f"\n[{name}] medians of {len(res.runs)} rounds")
     print(f"baseline  aiohttp -> app's server, 32 in flight   {http_rps:8.0f} req/s")
     print(f"baseline  aiohttp -> app's server, one at a time  {http_ms:8.2f} ms per call")
     print(f"baseline  sqlite3 INSERT+COMMIT, WAL, FULL        {sqlite_tps:8.0f} commits/s")
@@ -429,19 +556,27 @@ def summarise(res: Results) -> None:
         mark = "" if target is None else ("  ok" if _meets(label, value, target) else "  MISSED")
         shown = f"{target:8.0f}" if target is not None else " " * 8
         print(f"{label:<44} {value:10.1f} {shown} {ratio:>12}{mark}")
-    share = {p: med([r.share(p) for r in res.runs + res.steps]) * 100 for p in ("weir", "app")}
+    share = {p: med_share(res, p) for p in ("weir", "app")}
     print(f"\nCPU in throughput rounds, % of one core: weir {share['weir']:.0f}", end="")
     print(f", app {share['app']:.0f}")
-    per_run = med([r.cpu["weir"] / r.runs for r in res.runs]) * 1000
-    per_call = med([r.cpu["weir"] / (r.runs * (STEPS + 1)) for r in res.steps]) * 1000
-    print(f"Weir CPU per run without steps {per_run:.1f} ms", end="")
-    print(f"; per call of the 10-step function {per_call:.1f} ms")
+    print(
+        f"Weir per run without steps: {f['sql_run']:.1f} SQL statements ({f['data_run']:.1f}"
+        f" without transaction control), {f['cpu_run']:.2f} ms CPU"
+    )
+    print(
+        f"Weir per step of the 10-step function: {f['sql_step']:.1f} SQL statements"
+        f" ({f['data_step']:.1f} without transaction control), {f['cpu_step']:.2f} ms CPU"
+    )
     if res.threads:
         total = sum(res.threads.values())
         split = ", ".join(
             f"{k} {v / total:.0%}" for k, v in sorted(res.threads.items(), key=lambda kv: -kv[1])
         )
         print(f"Weir CPU by thread over its whole life: {split}")
+
+
+def med_share(res: Results, proc: str) -> float:
+    return statistics.median([r.share(proc) for r in res.runs + res.steps]) * 100
 
 
 def _meets(label: str, value: float, target: float) -> bool:
@@ -454,7 +589,7 @@ def _meets(label: str, value: float, target: float) -> bool:
 async def profile(args: argparse.Namespace, tmp: Path) -> None:
     timeout = aiohttp.ClientTimeout(total=120)
     async with client_session(timeout) as session:
-        stack = await start_stack(session, tmp, profiled=True)
+        stack = await start_stack(session, tmp, profiled=True, name="profiled")
         try:
             await warm_up(session, stack)
             runs = await throughput_round(session, stack, "noop", args.profile_events, 500)
@@ -513,6 +648,7 @@ def run_wrapped(mode: str, out: str, module_args: list[str]) -> None:
             cpu[group] = cpu.get(group, 0.0) + time.thread_time()
 
     threading.Thread.run = wrapped_run  # type: ignore[method-assign]
+    count_statements(f"{out}.stats.json")
     main = cProfile.Profile()
     profiles.append(("main", main))
     sys.argv = list(module_args)
@@ -528,6 +664,45 @@ def run_wrapped(mode: str, out: str, module_args: list[str]) -> None:
         Path(f"{out}.cpu.json").write_text(json.dumps(cpu))
         if mode == "profile":
             _dump(out, profiles)
+
+
+TX_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+
+
+def count_statements(path: str) -> None:
+    """Count every statement SQLite runs in this process (sqlite3's trace callback sees them
+    all, whether SQLAlchemy or raw DB-API code sent them); SIGUSR1 writes the counts to
+    `path`, with a sequence number the reader waits for."""
+    import threading
+
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    per_thread: dict[int, list[int]] = {}  # each thread counts in its own entry: no races
+    seq = [0]
+
+    def traced(sql: str) -> None:
+        mine = per_thread.get(threading.get_ident())
+        if mine is None:
+            mine = per_thread[threading.get_ident()] = [0, 0]
+        mine[0] += 1
+        if not sql.lstrip().upper().startswith(TX_CONTROL):
+            mine[1] += 1
+
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        if isinstance(dbapi_conn, sqlite3.Connection):
+            dbapi_conn.set_trace_callback(traced)
+
+    def dump(_sig: int, _frame: Any) -> None:
+        seq[0] += 1
+        counts = list(per_thread.values())
+        stats = {"seq": seq[0], "all": sum(c[0] for c in counts), "data": sum(c[1] for c in counts)}
+        tmp = f"{path}.tmp"
+        Path(tmp).write_text(json.dumps(stats))
+        os.replace(tmp, path)
+
+    event.listen(Pool, "connect", on_connect)
+    signal.signal(signal.SIGUSR1, dump)
 
 
 def thread_group(name: str) -> str:
@@ -573,6 +748,11 @@ def main() -> None:
         "--profile-events", type=int, default=600, help="runs in the profiled round"
     )
     parser.add_argument("--top", type=int, default=20, help="functions shown per profile")
+    parser.add_argument(
+        "--baseline-ref",
+        default=None,
+        help="git commit to run beside the current code, rounds interleaved (e.g. main)",
+    )
     args = parser.parse_args()
     print(
         f"Weir on SQLite, no-op handlers; {os.cpu_count()} CPUs; {args.rounds} rounds", flush=True
@@ -584,7 +764,7 @@ def main() -> None:
         if args.profile:
             asyncio.run(profile(args, tmp))
             for proc in ("weir", "app"):
-                for path in sorted(tmp.glob(f"profile.{proc}.[0-9]")):
+                for path in sorted((tmp / "profiled").glob(f"profile.{proc}.[0-9]")):
                     print_profile(path, proc, args.top)
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 

@@ -28,24 +28,34 @@ class Scheduler:
         self,
         db: Database,
         clock: Clock,
-        handle: Callable[[q.Claimed], Awaitable[None]],
+        handle: Callable[[q.Claimed], Awaitable[q.Claimed | None]],
         *,
         workers: int = 128,
         lease_ms: int = 30_000,
         grace_s: float = 10.0,
         app_of: Callable[[q.Claimed], str | None] = lambda item: None,
         per_app: int = 0,
+        prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
+        # Called in the claim's transaction with what it claimed (the executor reads the
+        # calls' state there, saving a read transaction per call).
+        self.prefetch = prefetch
         self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
         # At most `per_app` calls to one app at once (0: no cap), so that a hanging app holds
         # its share of the workers and the other apps are still served.
         self.app_of, self.per_app = app_of, per_app
         self.inflight: dict[int, q.Claimed] = {}
+        # Calls in flight per app and, per app, per lane: kept as items come and go, so that
+        # the per-app cap costs nothing per call however many calls are in flight.
+        self._calls: Counter[str] = Counter()
+        self._app_lanes: dict[str, Counter[str]] = {}
+        self._app_by_item: dict[int, str] = {}  # as counted (a reload may move a function)
         self._held: dict[str, str] = {}  # lane -> app, of lanes passed over while it is full
         self._wake = asyncio.Event()
         self._claimed_at = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     def wake(self) -> None:
         self._wake.set()
@@ -56,6 +66,7 @@ class Scheduler:
             while not stop.is_set():
                 await self._tick(stop)
         finally:
+            self._stopping = True  # a worker's next call, claimed with its last, is handed back
             await self._drain()  # the keeper still runs: calls finishing keep their leases
             keeper.cancel()
 
@@ -83,20 +94,44 @@ class Scheduler:
         free = self.workers - len(self.inflight)
         if self.per_app <= 0:
             return free
-        busiest = max((n for n in self._app_calls().values() if n < self.per_app), default=0)
+        busiest = max((n for n in self._calls.values() if n < self.per_app), default=0)
         return max(1, min(free, self.per_app - busiest))
 
+    def _track(self, item: q.Claimed) -> None:
+        """`item` is in flight from now on."""
+        self.inflight[item.id] = item
+        app = self.app_of(item)
+        if app is not None:
+            self._app_by_item[item.id] = app
+            self._calls[app] += 1
+            self._app_lanes.setdefault(app, Counter())[item.lane] += 1
+
+    def _untrack(self, item: q.Claimed) -> None:
+        if self.inflight.pop(item.id, None) is None:
+            return
+        app = self._app_by_item.pop(item.id, None)
+        if app is not None:
+            self._calls[app] -= 1
+            lanes = self._app_lanes[app]
+            lanes[item.lane] -= 1
+            if lanes[item.lane] <= 0:
+                del lanes[item.lane]
+            if self._calls[app] <= 0:
+                del self._calls[app], self._app_lanes[app]
+
     def _app_calls(self) -> Counter[str]:
-        return Counter(app for app in map(self.app_of, self.inflight.values()) if app)
+        return Counter(self._calls)
 
     def _full_lanes(self) -> set[str]:
         """The lanes of apps with `per_app` calls in flight: not claimed until one ends."""
         if self.per_app <= 0:
             return set()
-        full = {app for app, n in self._app_calls().items() if n >= self.per_app}
+        full = {app for app, n in self._calls.items() if n >= self.per_app}
         self._held = {lane: app for lane, app in self._held.items() if app in full}
-        running = {item.lane for item in self.inflight.values() if self.app_of(item) in full}
-        return running | set(self._held)
+        return self._lanes_of(full) | set(self._held)
+
+    def _lanes_of(self, apps: set[str]) -> set[str]:
+        return {lane for app in apps for lane in self._app_lanes.get(app, ())}
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
         """The claimed items their apps have room for, and the rest."""
@@ -132,7 +167,10 @@ class Scheduler:
         # writer that can be a second earlier, and a throttle judged at a stale time lets
         # starts that waited in the queue go out together.
         now = self._claimed_at = self.clock.now_ms()
-        return q.claim(conn, now, free, self.lease_ms, skip), q.next_due(conn, skip)
+        claimed = q.claim(conn, now, free, self.lease_ms, skip)
+        if claimed and self.prefetch is not None:
+            self.prefetch(conn, claimed)
+        return claimed, q.next_due(conn, skip)
 
     def _idle_ms(self, due: int | None, *, contended: bool) -> int:
         if due is None:
@@ -148,19 +186,60 @@ class Scheduler:
             await asyncio.wait_for(self._wake.wait(), ms / 1000)
 
     def _start(self, item: q.Claimed) -> None:
-        self.inflight[item.id] = item
+        self._track(item)
         task = asyncio.create_task(self._run_item(item))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _run_item(self, item: q.Claimed) -> None:
+        """Work on the item, then on the next one its handler claimed with it (a run's next
+        call): the same worker, so the worker and per-app counts hold throughout."""
+        current: q.Claimed | None = item
         try:
-            await self.handle(item)
+            while current is not None:
+                nxt = await self._handle_one(current)
+                self._untrack(current)
+                current = nxt
+                if current is None:
+                    break
+                self._track(current)  # its lease is kept from now on
+                if self._stopping:
+                    break  # left in flight: the drain hands it back
+                if not self._app_has_room(current):
+                    await self._hand_back_over([current])
+                    break
+        finally:
+            self.wake()
+
+    def skip_lanes(self, finishing: q.Claimed) -> set[str]:
+        """The lanes a worker claiming its next item in the transaction that ends `finishing`
+        passes over: those of apps called as much as they may be, not counting `finishing`."""
+        if self.per_app <= 0:
+            return set()
+        mine = self._app_by_item.get(finishing.id)
+        full = {a for a, n in self._calls.items() if n - (1 if a == mine else 0) >= self.per_app}
+        return self._lanes_of(full) | {lane for lane, a in self._held.items() if a in full}
+
+    def _app_has_room(self, item: q.Claimed) -> bool:
+        """`item`, already counted in flight, keeps its app within `per_app` calls."""
+        app = self.app_of(item)
+        return self.per_app <= 0 or app is None or self._calls[app] <= self.per_app
+
+    async def _hand_back_over(self, items: list[q.Claimed]) -> None:
+        for item in items:
+            self._untrack(item)
+            app = self.app_of(item)
+            if app is not None:
+                self._held[item.lane] = app
+        now = self.clock.now_ms()
+        await self.db.write(lambda c: q.hand_back(c, items, now))
+
+    async def _handle_one(self, item: q.Claimed) -> q.Claimed | None:
+        try:
+            return await self.handle(item)
         except Exception:
             log.exception("queue item %s (%s, run %s) failed", item.id, item.kind, item.run_id)
-        finally:
-            self.inflight.pop(item.id, None)
-            self.wake()
+            return None
 
     async def _keep_leases(self, stop: asyncio.Event) -> None:
         while True:  # until cancelled, after the drain

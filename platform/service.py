@@ -81,6 +81,7 @@ class Platform:
             grace_s=settings.shutdown_grace_s,
             app_of=self._app_of,
             per_app=settings.app_call_cap,
+            prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
         self._stop = asyncio.Event()
@@ -105,6 +106,8 @@ class Platform:
             return result
 
         result = await self.db.write(run)
+        if holder and holder[0].trigger_events:
+            self.driver.remember_events(holder[0].trigger_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
         if holder:
@@ -240,27 +243,47 @@ class Platform:
         return any(hmac.compare_digest(key.encode(), k.encode()) for k in self.settings.event_keys)
 
     # -- work ------------------------------------------------------------------------------
-    async def handle_item(self, item: q.Claimed) -> None:
+    async def handle_item(self, item: q.Claimed) -> q.Claimed | None:
+        """Work on a claimed item; returns the run's next call when the same transaction
+        claimed it, for the same worker to make at once."""
         with logs.bind(run_id=item.run_id, function_id=item.function_id, step_id=item.step_id):
             if item.kind == QueueKind.EXEC:
                 if item.function_id not in self.registry.by_id:  # synced by another process
                     await self.reload_if_changed()
-                await self._call(item)
-            elif item.kind == ai_steps.KIND:
+                return await self._call(item)
+            if item.kind == ai_steps.KIND:
                 await self._infer(item)
             else:
                 await self.write(lambda tx: timers.handle(tx, item))
+            return None
 
-    async def _call(self, item: q.Claimed) -> None:
-        """The executor makes the call; the runtime applies its outcome."""
+    async def _call(self, item: q.Claimed) -> q.Claimed | None:
+        """The executor makes the call; the runtime applies its outcome, and claims the run's
+        next call in the same transaction when nothing stands in its way."""
         answered = await self.driver.call(item)
         if answered is None:
-            return
+            return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
+        skip = self.scheduler.skip_lanes(item)
+        lease_ms = self.settings.lease_ms
+
+        def apply(tx: Tx) -> q.Claimed | None:
+            tx.continue_run, tx.lease_ms = item.run_id, lease_ms
+            outcomes.apply(tx, item, fn, outcome, timing)
+            nxt = tx.continued
+            if nxt is None and not self._stop.is_set():
+                # The worker is free: it claims the next due item here, in the transaction
+                # that freed it, rather than in a claim of its own.
+                nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
+            if nxt is not None:
+                self.driver.prefetch(tx.conn, [nxt])
+            return nxt
+
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
-            await self.write(lambda tx: outcomes.apply(tx, item, fn, outcome, timing))
+            return await self.write(apply)
+        return None
 
     async def _infer(self, item: q.Claimed) -> None:
         """step.ai.infer: Weir makes the request itself, then the runtime saves the result."""

@@ -6,11 +6,12 @@ The outcome goes back to the caller, which applies it through the runtime
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import rfc8785
@@ -45,7 +46,7 @@ from weir.platform.store import event_records, fifo, run_records, step_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.store.schema import runs
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 log = logging.getLogger("weir.executor")
 
@@ -78,7 +79,8 @@ def load_call_state(
             json.loads(text) if len(text) < LARGE_EVENT_BYTES else Unparsed(text.encode())
             for text in event_records.load_event_texts(conn, list(run.event_ids))
         ]
-    memos = step_records.list_steps(conn, run_id)
+    # A run's step count is saved with each memo, in the same transaction: none, none to read.
+    memos = step_records.list_steps(conn, run_id) if run.step_count else []
     return CallState(run, events, memos, fifo.run_fences(run.keys))
 
 
@@ -90,10 +92,14 @@ async def ready_to_send(state: CallState) -> CallState:
         Canonical(await ingest_workers.canonical(e.json)) if isinstance(e, Unparsed) else e
         for e in state.events
     ]
-    return CallState(run=state.run, events=events, memos=state.memos)
+    return replace(state, events=events)
 
 
+# Request ids are unique, not secret: a random prefix per process and a counter.
+_REQUEST_PREFIX = secrets.token_hex(6)
+_REQUEST_COUNTER = itertools.count(1)
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
+PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
 class Driver:
@@ -112,6 +118,32 @@ class Driver:
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[Event]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
+        self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+
+    def remember_events(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
+        """The trigger events of runs just created (committed): their first call need not read
+        them back."""
+        for run_id, events in by_run.items():
+            # A large event arrives as a Document (a dict that parses on demand): it is sent
+            # as canonical bytes made in a worker, so its run reads it back like any other.
+            if all(type(event) is dict for event in events):
+                self._keep_events(run_id, list[Event](events))
+
+    def _keep_events(self, run_id: str, events: list[Event]) -> None:
+        if len(self._events) >= EVENTS_CACHED:
+            self._events.pop(next(iter(self._events)))  # the oldest entry goes first
+        self._events[run_id] = events
+
+    def prefetch(self, conn: Connection, items: list[q.Claimed]) -> None:
+        """Read the call state of just-claimed calls inside the claim's own transaction (the
+        writer thread): no separate read transaction and thread hop per call. Only this
+        dict is written here; the event loop pops from it."""
+        for item in items:
+            if item.kind == QueueKind.EXEC and item.run_id is not None:
+                known = self._events.get(item.run_id)
+                self._prefetched[item.id] = load_call_state(conn, item.run_id, known)
+        while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
+            self._prefetched.pop(next(iter(self._prefetched)))
 
     async def abort_cancelled(self) -> None:
         """Abort the requests of runs cancelled where `abort` was not told: by another
@@ -131,8 +163,7 @@ class Driver:
         """POST the item's call; its outcome, or None when there is nothing to apply (the
         run has ended, or the call was aborted), the item then being finished here."""
         fn = self.registry().by_id.get(item.function_id or "")
-        run_id = item.run_id or ""
-        state = await self.db.read(lambda c: load_call_state(c, run_id, self._events.get(run_id)))
+        state = await self._state(item)
         if fn is None or state is None or state.run.ended:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
@@ -149,9 +180,16 @@ class Driver:
         """The state with every event ready to send, kept for the run's next calls."""
         if state.run.id not in self._events:
             state = await ready_to_send(state)
-            if len(self._events) >= EVENTS_CACHED:
-                self._events.pop(next(iter(self._events)))  # the oldest entry goes first
-            self._events[state.run.id] = state.events
+            self._keep_events(state.run.id, state.events)
+        return state
+
+    async def _state(self, item: q.Claimed) -> CallState | None:
+        run_id = item.run_id or ""
+        known = self._events.get(run_id)
+        if item.id in self._prefetched:
+            state = self._prefetched.pop(item.id)
+        else:
+            state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         return state
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
@@ -235,7 +273,7 @@ class Driver:
         headers = {
             "content-type": "application/json",
             "x-run-id": item.run_id or "",
-            "x-request-id": secrets.token_hex(8),
+            "x-request-id": f"{_REQUEST_PREFIX}{next(_REQUEST_COUNTER):x}",
             "x-inngest-job-id": job_id(item.id, fences),
             "x-inngest-step-id": item.step_id,
             "x-inngest-req-version": "2",

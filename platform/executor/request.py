@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import rfc8785
+from weir.platform.executor import canonical
 from weir.platform.registry import Function
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
@@ -104,7 +104,7 @@ def _body(
         "use_api": use_api,
         "version": REQUEST_VERSION,
     }
-    return spliced.into(bytes(rfc8785.dumps(body)))
+    return spliced.into(canonical.dumps(body))
 
 
 class _Splices:

@@ -1,6 +1,7 @@
 """Applying what an app answered: the step result and whatever comes next, in one transaction."""
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,7 +68,7 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
         finish_run(tx, run.id, RunStatus.COMPLETED, outcome.output, run=run, started_at=started)
         return
     # A run starts when its first call is claimed: the moment its throttle let it through.
-    mark_started(tx, run, item.claimed_at)
+    run = mark_started(tx, run, item.claimed_at)
     if isinstance(outcome, Ops):
         _apply_ops(tx, item, fn, run, outcome)
     else:
@@ -184,14 +185,17 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
     q.finish(tx.conn, item, tx.now)
     # Open steps other than this call's own (its item ends here) are queued or in flight.
     planned_before = _open_ids(run) - {item.step_id}
-    _open_pending(tx, run, ops)
-    reread = run_records.get_run(tx.conn, run.id)
-    assert reread is not None  # read in this transaction
-    run = reread
+    run = _open_pending(tx, run, ops)
+    current: Run | None = run  # as stored, until an op changes it (then it is read again)
     for op in ops:
         if op.op == Opcode.STEP_PLANNED and op.id in planned_before:
             continue  # planned already and still unfinished (a race's later discovery)
-        _apply_op(tx, fn, run, op)
+        saves = _SAVES.get(op.op)
+        if saves is not None:
+            saves(tx, run, op, current)
+        else:
+            _apply_op(tx, fn, run, op)
+        current = None
 
 
 def _retry_or_fail_step(
@@ -223,8 +227,9 @@ def _open_ids(run: Run) -> set[str]:
     return {p.id for p in run.pending}
 
 
-def _open_pending(tx: Tx, run: Run, ops: list[Op]) -> None:
-    """Ops that finish later are tracked so discovery waits for the whole parallel group."""
+def _open_pending(tx: Tx, run: Run, ops: list[Op]) -> Run:
+    """Ops that finish later are tracked so discovery waits for the whole parallel group.
+    Returns the run as it now stands."""
     current = run.pending
     known = {p.id for p in current}
     fresh = [
@@ -234,7 +239,10 @@ def _open_pending(tx: Tx, run: Run, ops: list[Op]) -> None:
     ]
     parallel = len(ops) > 1 or bool(current)
     if fresh or parallel != run.force_plan:
-        run_records.set_pending(tx.conn, run.id, [*current, *fresh], parallel or run.force_plan)
+        pending, force_plan = (*current, *fresh), parallel or run.force_plan
+        run_records.set_pending(tx.conn, run.id, pending, force_plan)
+        return replace(run, pending=pending, force_plan=force_plan)
+    return run
 
 
 def _apply_op(tx: Tx, fn: Function, run: Run, op: Op) -> None:
@@ -243,11 +251,12 @@ def _apply_op(tx: Tx, fn: Function, run: Run, op: Op) -> None:
         handler(tx, fn, run, op)
 
 
-def _step_run(tx: Tx, fn: Function, run: Run, op: Op) -> None:
-    resolve_step(tx, run.id, op.id, {"data": op.data}, op=Opcode.STEP_RUN, name=op.display_name)
+def _step_run(tx: Tx, run: Run, op: Op, current: Run | None) -> None:
+    memo = {"data": op.data}
+    resolve_step(tx, run.id, op.id, memo, op=Opcode.STEP_RUN, name=op.display_name, current=current)
 
 
-def _step_failed(tx: Tx, fn: Function, run: Run, op: Op) -> None:
+def _step_failed(tx: Tx, run: Run, op: Op, current: Run | None) -> None:
     error = op.error or {}
     memo = {
         "error": {
@@ -256,7 +265,9 @@ def _step_failed(tx: Tx, fn: Function, run: Run, op: Op) -> None:
             **({"stack": error["stack"]} if isinstance(error.get("stack"), str) else {}),
         }
     }
-    resolve_step(tx, run.id, op.id, memo, op=Opcode.STEP_FAILED, name=op.display_name)
+    resolve_step(
+        tx, run.id, op.id, memo, op=Opcode.STEP_FAILED, name=op.display_name, current=current
+    )
 
 
 def _planned(tx: Tx, fn: Function, run: Run, op: Op) -> None:
@@ -334,11 +345,14 @@ def _invoke(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     events.emit(tx, SystemEvent.FUNCTION_INVOKED, data)
 
 
-_HANDLERS: dict[str, Callable[[Tx, Function, Run, Op], None]] = {
+# Ops that save a step's result: given the run as it stands when the caller holds it.
+_SAVES: dict[str, Callable[[Tx, Run, Op, Run | None], None]] = {
     Opcode.STEP_RUN: _step_run,
     Opcode.STEP: _step_run,
     Opcode.STEP_ERROR: _step_failed,  # reached only when no retry remains
     Opcode.STEP_FAILED: _step_failed,
+}
+_HANDLERS: dict[str, Callable[[Tx, Function, Run, Op], None]] = {
     Opcode.STEP_PLANNED: _planned,
     Opcode.SLEEP: _sleep,
     Opcode.WAIT_FOR_EVENT: _wait,

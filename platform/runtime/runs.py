@@ -5,7 +5,7 @@ step's result and whatever comes next commit together.
 """
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from weir.platform.ids import new_id
@@ -54,6 +54,8 @@ def create_run(tx: Tx, plan: RunPlan) -> str:
     run_records.insert_run(tx.conn, _new_run(tx, plan, run_id))
     if plan.held:
         return run_id
+    if len(plan.events) == len(plan.event_ids):  # every event at hand, as stored
+        tx.trigger_events[run_id] = plan.events
     enqueue_call(
         tx,
         run_id,
@@ -114,8 +116,27 @@ def enqueue_call(
         dedupe=dedupe,
         payload=payload or {},
     )
+    if _continues(tx, item):
+        # The caller that applied this run's last answer makes its next call at once: claimed
+        # here, in the same transaction, instead of by a separate claim.
+        tx.continued = q.enqueue_claimed(tx.conn, item, tx.now, tx.lease_ms)
+        if tx.continued is not None:
+            return
     if q.enqueue(tx.conn, item) is not None:
         tx.enqueued += 1
+
+
+def _continues(tx: Tx, item: q.NewItem) -> bool:
+    """The item may be claimed by this transaction: its run is the one being continued, it is
+    due now, needs no concurrency slot or start throttle, and no other call was claimed so."""
+    return (
+        tx.continue_run is not None
+        and tx.continue_run == item.run_id
+        and tx.continued is None
+        and item.available_at <= tx.now
+        and not item.limits
+        and not item.payload
+    )
 
 
 def enqueue_timer(
@@ -158,10 +179,20 @@ def schedule_discovery(tx: Tx, run: Run) -> None:
     )
 
 
-def resolve_step(tx: Tx, run_id: str, step_id: str, memo: Any, *, op: str, name: str = "") -> bool:
+def resolve_step(
+    tx: Tx,
+    run_id: str,
+    step_id: str,
+    memo: Any,
+    *,
+    op: str,
+    name: str = "",
+    current: Run | None = None,
+) -> bool:
     """Save a step's result and move the run on; False if the run has ended or the step was
-    already resolved (a result, once committed, is never replaced)."""
-    run = run_records.get_run(tx.conn, run_id)
+    already resolved (a result, once committed, is never replaced). `current`: the run as it
+    stands in this transaction, if the caller holds it (saves reading it again)."""
+    run = current if current is not None else run_records.get_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
     seq = run.step_count
@@ -204,12 +235,16 @@ def run_note(what: str, run: Run, *, step_id: str | None = None, **fields: Any) 
     )
 
 
-def mark_started(tx: Tx, run: Run, at: int) -> None:
-    """A call began at `at`: its first call starts the run; any call ends its waiting."""
+def mark_started(tx: Tx, run: Run, at: int) -> Run:
+    """A call began at `at`: its first call starts the run; any call ends its waiting.
+    Returns the run as it now stands."""
     if starts_at(tx, run, at) is not None:
         run_records.mark_started(tx.conn, run.id, at)
-    elif run.waiting is not None:
+        return replace(run, status=RunStatus.RUNNING, started_at=at, waiting=None)
+    if run.waiting is not None:
         run_records.set_waiting(tx.conn, run.id, None)
+        return replace(run, waiting=None)
+    return run
 
 
 def starts_at(tx: Tx, run: Run, at: int) -> int | None:

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.observability.notes import Note
 from weir.platform.registry import Registry
+from weir.platform.store.queue import Claimed
 from weir.platform.store.run_records import Run
 
 
@@ -32,3 +33,10 @@ class Tx:
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit
     # Runs ended here; `finish_hooks.settle` applies what that sets off before the commit.
     ended: list[Ended] = field(default_factory=list)
+    # The run whose next call this transaction may claim for its caller to make at once (see
+    # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
+    # The trigger events of the runs created here (the executor keeps them for their calls).
+    trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    continue_run: str | None = None
+    lease_ms: int = 0
+    continued: Claimed | None = None

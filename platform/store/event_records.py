@@ -13,12 +13,14 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, Row, bindparam, insert, select
 from weir.expressions import Document
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import event_outcomes, events
 
-_INSERT_EVENT = insert(events)
+_INSERT_EVENT = Fast(insert(events), ("id", "name", "user_id", "ts", "received_at", "payload"))
 _EVENT_PAYLOADS = select(events.c.id, events.c.payload).where(
     events.c.id.in_(bindparam("ids", expanding=True))
 )
+_EVENT_PAYLOAD = Fast(select(events.c.payload).where(events.c.id == bindparam("id")))
 _GET_EVENT = select(events).where(events.c.id == bindparam("id"))
 _INSERT_OUTCOME = insert(event_outcomes)
 
@@ -51,7 +53,10 @@ def event_from_row(row: Row[Any]) -> StoredEvent:
 def insert_events(conn: Connection, batch: Sequence[StoredEvent]) -> None:
     if not batch:
         return
-    conn.execute(_INSERT_EVENT, [_event_row(e) for e in batch])
+    if len(batch) == 1:
+        _INSERT_EVENT.run(conn, _event_row(batch[0]))
+    else:
+        _INSERT_EVENT.many(conn, [_event_row(e) for e in batch])
 
 
 def _event_row(e: StoredEvent) -> dict[str, Any]:
@@ -76,6 +81,9 @@ def payload_text(payload: dict[str, Any]) -> str:
 
 
 def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
+    if len(ids) == 1:  # nearly every run has one trigger event
+        payload = _EVENT_PAYLOAD.scalar(conn, {"id": ids[0]})
+        return [] if payload is None else [json.loads(payload)]
     rows = conn.execute(_EVENT_PAYLOADS, {"ids": list(ids)}).all()
     by_id = {r.id: json.loads(r.payload) for r in rows}
     return [by_id[i] for i in ids if i in by_id]

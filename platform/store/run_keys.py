@@ -2,15 +2,29 @@
 
 import hashlib
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import run_keys
 
 RUN_KEY_MAX = 128  # run_keys.key's width
 
-_RUN_KEY = select(run_keys.c.run_id, run_keys.c.expires_at).where(
-    run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key")
+_RUN_KEY = Fast(
+    select(run_keys.c.run_id, run_keys.c.expires_at).where(
+        run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key")
+    )
 )
-_INSERT_RUN_KEY = insert(run_keys)
+_COLUMNS = ("function_id", "key", "run_id", "expires_at")
+# A key nobody holds yet (the usual case) is taken by this one statement.
+_TAKE_NEW_KEY = {
+    "sqlite": Fast(
+        sqlite.insert(run_keys).on_conflict_do_nothing().returning(run_keys.c.run_id), _COLUMNS
+    ),
+    "postgresql": Fast(
+        postgresql.insert(run_keys).on_conflict_do_nothing().returning(run_keys.c.run_id),
+        _COLUMNS,
+    ),
+}
 _RENEW_RUN_KEY = (
     update(run_keys)
     .where(run_keys.c.function_id == bindparam("b_fn"), run_keys.c.key == bindparam("b_key"))
@@ -26,7 +40,7 @@ def _stored_key(key: str) -> str:
 
 
 def run_key_holder(conn: Connection, function_id: str, key: str, now: int) -> str | None:
-    row = conn.execute(_RUN_KEY, {"b_fn": function_id, "b_key": _stored_key(key)}).first()
+    row = _RUN_KEY.first(conn, {"b_fn": function_id, "b_key": _stored_key(key)})
     return str(row.run_id) if row is not None and row.expires_at > now else None
 
 
@@ -36,13 +50,12 @@ def claim_run_key(
     """Take a 24 h run key; returns the run that already holds it, or None if now ours.
     (Two processes inserting one key at once: the loser's job reruns, see database.py.)"""
     stored, expires = _stored_key(key), now + ttl_ms
+    new = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
+    if _TAKE_NEW_KEY[conn.dialect.name].first(conn, new) is not None:
+        return None
     params = {"b_fn": function_id, "b_key": stored, "b_run": run_id, "b_expires": expires}
-    row = conn.execute(_RUN_KEY, params).first()
+    row = _RUN_KEY.first(conn, params)
     if row is not None and row.expires_at > now:
         return str(row.run_id)
-    if row is not None:
-        conn.execute(_RENEW_RUN_KEY, params)
-        return None
-    new = {"function_id": function_id, "key": stored, "run_id": run_id, "expires_at": expires}
-    conn.execute(_INSERT_RUN_KEY, new)
+    conn.execute(_RENEW_RUN_KEY, params)  # an expired holder's key
     return None

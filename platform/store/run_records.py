@@ -8,14 +8,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from weir.platform.store.fast import Fast
 from weir.platform.store.queue import Limit, limits_from_json
 from weir.platform.store.schema import event_runs, runs
 from weir.platform.vocabulary import ENDED, RunStatus
 
-_INSERT_RUN = insert(runs)
-_INSERT_EVENT_RUN = insert(event_runs)
-_GET_RUN = select(runs).where(runs.c.id == bindparam("b_id"))
+_INSERT_COLUMNS = (
+    "id",
+    "function_id",
+    "status",
+    "event_ids",
+    "batch_id",
+    "cron",
+    "original_run_id",
+    "correlation_id",
+    "created_at",
+    "score",
+    "lane",
+    "keys",
+    "waiting",
+    "warnings",
+)
+_INSERT_RUN = Fast(insert(runs), _INSERT_COLUMNS)
+_INSERT_EVENT_RUN = Fast(insert(event_runs), ("event_id", "run_id"))
+_GET_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")))
 _UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
+_UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +104,7 @@ class NewRun:
     correlation_id: str | None = None
 
 
-def run_from_row(row: Row[Any]) -> Run:
+def run_from_row(row: Row[Any] | Any) -> Run:
     """The one place a `runs` row becomes a `Run`."""
     pending = json.loads(row.pending)
     return Run(
@@ -129,7 +147,7 @@ def _pending_json(pending: Iterable[PendingStep]) -> str:
 
 # -- reads -------------------------------------------------------------------------------------
 def get_run(conn: Connection, run_id: str) -> Run | None:
-    row = conn.execute(_GET_RUN, {"b_id": run_id}).first()
+    row = _GET_RUN.first(conn, {"b_id": run_id})
     return None if row is None else run_from_row(row)
 
 
@@ -162,10 +180,12 @@ def insert_run(conn: Connection, new: NewRun) -> None:
         "waiting": json.dumps(new.waiting) if new.waiting else None,
         "warnings": json.dumps(list(new.warnings)),
     }
-    conn.execute(_INSERT_RUN, row)
+    _INSERT_RUN.run(conn, row)
     links = [{"event_id": e, "run_id": new.id} for e in dict.fromkeys(new.event_ids)]
-    if links:
-        conn.execute(_INSERT_EVENT_RUN, links)
+    if len(links) == 1:
+        _INSERT_EVENT_RUN.run(conn, links[0])
+    else:
+        _INSERT_EVENT_RUN.many(conn, links)
 
 
 def mark_started(conn: Connection, run_id: str, at: int) -> None:
@@ -234,4 +254,8 @@ def finish(
 
 
 def _update(conn: Connection, run_id: str, **values: Any) -> None:
-    conn.execute(_UPDATE_RUN, {"b_id": run_id, **values})
+    columns = tuple(values)
+    stmt = _UPDATES.get(columns)
+    if stmt is None:
+        stmt = _UPDATES[columns] = Fast(_UPDATE_RUN, columns)
+    stmt.run(conn, {"b_id": run_id, **values})

@@ -7,17 +7,34 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import history, steps
 from weir.platform.vocabulary import HistoryKind, StepStatus
 
-_STEPS = select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq)
+_STEPS = Fast(select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq))
 _HISTORY = select(history).where(history.c.run_id == bindparam("run")).order_by(history.c.id)
+_STEP_COLUMNS = ("run_id", "step_id", "seq", "name", "op", "memo", "at")
 _SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
-    "sqlite": sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
-    "postgresql": postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq),
+    "sqlite": Fast(
+        sqlite.insert(steps).on_conflict_do_nothing().returning(steps.c.seq), _STEP_COLUMNS
+    ),
+    "postgresql": Fast(
+        postgresql.insert(steps).on_conflict_do_nothing().returning(steps.c.seq), _STEP_COLUMNS
+    ),
 }
-_INSERT_HISTORY = insert(history)
-_CLOSE_HISTORY = (
+_HISTORY_COLUMNS = (
+    "run_id",
+    "kind",
+    "status",
+    "started_at",
+    "ended_at",
+    "step_id",
+    "name",
+    "attempt",
+    "detail",
+)
+_INSERT_HISTORY = Fast(insert(history), _HISTORY_COLUMNS)
+_CLOSE_HISTORY = Fast(
     update(history)
     .where(
         history.c.run_id == bindparam("b_run"),
@@ -99,7 +116,7 @@ class HistoryEntry:
         return self.step_id == step_id or any(o.id == step_id for o in self.detail.ops)
 
 
-def step_from_row(row: Row[Any]) -> Step:
+def step_from_row(row: Row[Any] | Any) -> Step:
     """The one place a `steps` row becomes a `Step`."""
     return Step(
         run_id=row.run_id,
@@ -158,7 +175,7 @@ def detail_from(data: Any) -> HistoryDetail:
 
 def list_steps(conn: Connection, run_id: str) -> list[Step]:
     """The run's memoized steps in completion order."""
-    return [step_from_row(r) for r in conn.execute(_STEPS, {"run": run_id})]
+    return [step_from_row(r) for r in _STEPS.all(conn, {"run": run_id})]
 
 
 def get_step(conn: Connection, run_id: str, step_id: str) -> Step | None:
@@ -185,7 +202,7 @@ def save_memo(
         "at": now,
     }
     # RETURNING, not rowcount: psycopg reports -1 rows for INSERT ... ON CONFLICT DO NOTHING.
-    return conn.execute(_SAVE_MEMO[conn.dialect.name], row).first() is not None
+    return _SAVE_MEMO[conn.dialect.name].first(conn, row) is not None
 
 
 def add_history(
@@ -212,11 +229,11 @@ def add_history(
         "attempt": attempt,
         "detail": json.dumps(detail or {}, separators=(",", ":")),
     }
-    conn.execute(_INSERT_HISTORY, row)
+    _INSERT_HISTORY.run(conn, row)
 
 
 def close_history(
     conn: Connection, run_id: str, kind: str, step_id: str, status: str, now: int
 ) -> None:
     params = {"b_run": run_id, "b_kind": kind, "b_step": step_id, "b_status": status, "b_now": now}
-    conn.execute(_CLOSE_HISTORY, params)
+    _CLOSE_HISTORY.run(conn, params)

@@ -4,15 +4,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, delete, insert, select
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import waits
 from weir.platform.vocabulary import WaitKind
 
-_WAITS_FOR_EVENT = (
+_WAITS_FOR_EVENT = Fast(
     select(waits)
     .where(waits.c.event_name == bindparam("name"), waits.c.created_at < bindparam("at"))
     .order_by(waits.c.id)
 )
-_DELETE_RUN_WAITS = delete(waits).where(waits.c.run_id == bindparam("run"))
+_DELETE_RUN_WAITS = Fast(delete(waits).where(waits.c.run_id == bindparam("run")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ class Wait:
         return self.step_id
 
 
-def wait_from_row(row: Row[Any]) -> Wait:
+def wait_from_row(row: Row[Any] | Any) -> Wait:
     """The one place a `waits` row becomes a `Wait`."""
     return Wait(
         id=int(row.id),
@@ -78,7 +79,7 @@ def insert_wait(conn: Connection, new: NewWait) -> int:
 
 def waits_for_event(conn: Connection, event_name: str, received_at: int) -> list[Wait]:
     """Waits on `event_name` opened before the event arrived."""
-    found = conn.execute(_WAITS_FOR_EVENT, {"name": event_name, "at": received_at})
+    found = _WAITS_FOR_EVENT.all(conn, {"name": event_name, "at": received_at})
     return [wait_from_row(r) for r in found]
 
 
@@ -99,7 +100,7 @@ def delete_wait(conn: Connection, wait_id: int) -> bool:
 
 
 def delete_run_waits(conn: Connection, run_id: str) -> None:
-    conn.execute(_DELETE_RUN_WAITS, {"run": run_id})
+    _DELETE_RUN_WAITS.run(conn, {"run": run_id})
 
 
 def run_waits(conn: Connection, run_id: str) -> list[Wait]:

@@ -172,14 +172,28 @@ def test_finishing_twice_raises_lease_lost(store: Store) -> None:
         finish(store, got, now=2)
 
 
-def test_finishing_the_last_item_removes_its_lane(store: Store) -> None:
+def test_an_emptied_lane_is_removed_by_the_claim_that_next_looks_at_it(store: Store) -> None:
     enqueue(store, new_item("lane-a"), new_item("lane-a"))
     first, second = claim(store, now=0)
     finish(store, first, now=1)
-    assert lane_row(store, "lane-a") is not None
     finish(store, second, now=2)
+    # Finishing leaves the lane as it is (due no later than its head), not re-read each time:
+    # the lane is looked at once more, when the lease it last counted on would have ended.
+    assert lane_row(store, "lane-a") == (LEASE, 0, None)
+    assert store.read(q.next_due) == LEASE
+    assert claim(store, now=LEASE) == []
     assert lane_row(store, "lane-a") is None
     assert store.read(q.next_due) is None
+
+
+def test_an_item_enqueued_into_an_emptied_lane_is_due_at_once(store: Store) -> None:
+    enqueue(store, new_item("lane-a"))
+    [held] = claim(store, now=0)
+    finish(store, held, now=1)
+    enqueue(store, new_item("lane-a", score=5, available_at=3, step_id="next"))
+    assert lane_row(store, "lane-a") == (3, 0, None)
+    [got] = claim(store, now=3)
+    assert (got.lane, got.step_id) == ("lane-a", "next")
 
 
 def test_extend_keeps_the_lease_and_the_slots(store: Store) -> None:
@@ -414,6 +428,9 @@ def test_remove_run_items_keeps_the_finishing_item_and_items_in_flight(store: St
     store.write(lambda c: q.remove_run_items(c, "run-1", ids[2], 1))
     left = store.rows("SELECT step_id FROM queue ORDER BY id")
     assert left == [("in-flight",), ("keep",), ("other",)]
+    # The emptied lane stays until its next look, which finds it empty and removes it.
+    assert lane_row(store, "lane-b") == (50, 1, None)
+    assert [c.step_id for c in claim(store, now=50)] == ["keep", "other"]
     assert lane_row(store, "lane-b") is None
 
 
@@ -422,6 +439,7 @@ def test_remove_by_dedupe_drops_only_the_queued_item(store: Store) -> None:
     store.write(lambda c: q.remove_by_dedupe(c, "x"))
     store.write(lambda c: q.remove_by_dedupe(c, "absent"))
     assert store.rows("SELECT dedupe FROM queue") == [("y",)]
+    assert [c.lane for c in claim(store, now=0)] == ["lane-b"]  # lane-a: looked at, empty
     assert lane_row(store, "lane-a") is None
 
 

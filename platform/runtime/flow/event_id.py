@@ -16,9 +16,18 @@ def _key(cand: Candidate) -> str | None:
     return f"event:{cand.event.get('id') or cand.event_ids[0]}"
 
 
+def _fresh(tx: Tx, cand: Candidate) -> bool:
+    """The event arrived in this transaction and its id is the one Weir has just given it (the
+    sender set none): nobody has seen that id yet, so no run can hold its key and there is
+    nothing to look up (the key is still taken, for later events carrying the same id)."""
+    return cand.received_at == tx.now and cand.event.get("id") == cand.event_ids[0]
+
+
 def gate(tx: Tx, cand: Candidate) -> bool:
     key = _key(cand)
-    holder = None if key is None else run_keys.run_key_holder(tx.conn, cand.fn.id, key, tx.now)
+    if key is None or _fresh(tx, cand):
+        return True
+    holder = run_keys.run_key_holder(tx.conn, cand.fn.id, key, tx.now)
     if holder is None:
         return True
     words = (

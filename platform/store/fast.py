@@ -1,0 +1,124 @@
+"""Hot statements run straight on the DB-API cursor.
+
+SQLAlchemy Core still builds every statement (so names and types come from `schema.py`), but
+executing one through a `Connection` costs tens of microseconds of Python per statement, more
+than SQLite takes to run it (bench/bench_platform.py counts both). A `Fast` statement is
+compiled once per dialect and then sent to the driver's cursor of the same connection, inside
+the same transaction and savepoint, with the bind values as a dict.
+
+Driver errors are raised as SQLAlchemy's `DBAPIError` subclasses, as `Connection.execute`
+raises them: the writer's retry of a lost race (`database.lost_race`) and callers catching
+`IntegrityError` see no difference. Rows are plain named tuples (attribute access, as with
+SQLAlchemy's rows); SQLite hands back booleans as 0/1, so readers wrap them in `bool()`.
+"""
+
+from collections import namedtuple
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine.interfaces import Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.base import Executable
+
+_SQLITE_NAMED = sqlite.dialect(paramstyle="named")  # sqlite3 binds :name from a dict
+
+
+class _Compiled:
+    __slots__ = ("defaults", "row_type", "sql")
+
+    def __init__(self, sql: str, defaults: dict[str, Any]) -> None:
+        self.sql = sql
+        self.defaults = defaults  # binds with a value of their own (e.g. OFFSET 0)
+        self.row_type: Any = None  # built from the first result's column names
+
+
+class Fast:
+    """One statement, compiled once per dialect, executed on the raw cursor."""
+
+    __slots__ = ("_by_dialect", "column_keys", "stmt")
+
+    def __init__(self, stmt: Executable, column_keys: Sequence[str] | None = None) -> None:
+        self.stmt = stmt
+        self.column_keys = list(column_keys) if column_keys is not None else None  # INSERT
+        self._by_dialect: dict[str, _Compiled] = {}
+
+    def _compiled(self, dialect: Dialect) -> _Compiled:
+        found = self._by_dialect.get(dialect.name)
+        if found is None:
+            target = _SQLITE_NAMED if dialect.name == "sqlite" else dialect
+            compiled = self.stmt.compile(dialect=target, column_keys=self.column_keys)  # type: ignore[attr-defined]
+            if compiled.post_compile_params or compiled.literal_execute_params:
+                raise ValueError(f"not a fast statement (expanding binds): {compiled.string}")
+            binds = compiled.binds
+            defaults = {
+                k: v for k, v in compiled.params.items() if k in binds and not binds[k].required
+            }
+            found = self._by_dialect[dialect.name] = _Compiled(compiled.string, defaults)
+        return found
+
+    def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
+        """Execute; returns the DB-API cursor (rowcount, fetch*)."""
+        compiled = self._compiled(conn.dialect)
+        values = params or {}
+        if compiled.defaults:
+            values = {**compiled.defaults, **values}
+        if not conn.in_transaction():
+            conn.begin()  # a reader's snapshot, as SQLAlchemy's autobegin would take it
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(compiled.sql, values)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(
+                compiled.sql, values, exc, conn.dialect.loaded_dbapi.Error
+            ) from exc
+        return cursor
+
+    def _row_type(self, conn: Connection, cursor: Any) -> Any:
+        compiled = self._compiled(conn.dialect)
+        if compiled.row_type is None:
+            names = [d[0] for d in cursor.description]
+            compiled.row_type = namedtuple("Row", names, rename=True)  # type: ignore[misc]
+        return compiled.row_type
+
+    def first(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
+        """The first row as a named tuple, or None."""
+        cursor = self.run(conn, params)
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return self._row_type(conn, cursor)._make(row)
+
+    def all(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
+        cursor = self.run(conn, params)
+        rows = cursor.fetchall()
+        if not rows:
+            return []
+        make = self._row_type(conn, cursor)._make
+        return [make(r) for r in rows]
+
+    def scalar(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
+        """The first column of the first row, or None."""
+        row = self.run(conn, params).fetchone()
+        return None if row is None else row[0]
+
+    def rowcount(self, conn: Connection, params: Mapping[str, Any] | None = None) -> int:
+        return int(self.run(conn, params).rowcount)
+
+    def many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Execute once per row (DB-API executemany)."""
+        if not rows:
+            return
+        compiled = self._compiled(conn.dialect)
+        if compiled.defaults:
+            rows = [{**compiled.defaults, **r} for r in rows]
+        if not conn.in_transaction():
+            conn.begin()
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(compiled.sql, rows)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(
+                compiled.sql, rows, exc, conn.dialect.loaded_dbapi.Error
+            ) from exc
