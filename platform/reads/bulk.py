@@ -1,10 +1,8 @@
 """The runs a bulk action would touch: every active run matching a filter, newest first."""
 
-from dataclasses import replace
-
 from sqlalchemy import Connection
 from weir.platform.store import queries
-from weir.platform.store.queries import MAX_PAGE, RunPage
+from weir.platform.store.queries import RunPage
 from weir.platform.vocabulary import ENDED, RunStatus
 
 ACTIVE: tuple[RunStatus, ...] = tuple(s for s in RunStatus if s not in ENDED)
@@ -13,16 +11,8 @@ MAX_BULK = 10_000  # runs one bulk request may touch; a larger set is asked for 
 
 def active_run_ids(conn: Connection, wanted: RunPage, cap: int = MAX_BULK) -> list[str]:
     """Ids of the runs matching `wanted` that have not ended (its statuses narrowed to the
-    active ones), at most `cap`; the page's cursor and limit are ignored."""
+    active ones), newest first, at most `cap`; the page's cursor and limit are ignored."""
     statuses = tuple(s for s in (wanted.statuses or ACTIVE) if s in ACTIVE)
     if not statuses:
         return []
-    page = replace(wanted, statuses=statuses, limit=MAX_PAGE, before=None, after=None)
-    found: list[str] = []
-    while len(found) < cap:
-        rows = queries.list_runs(conn, page)
-        found += [r.id for r in rows]
-        if len(rows) < MAX_PAGE:
-            break
-        page = replace(page, before=(rows[-1].created_at, rows[-1].id))
-    return found[:cap]
+    return queries.active_run_ids(conn, wanted, statuses, cap)

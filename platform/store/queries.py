@@ -6,7 +6,7 @@ page costs an index range scan whatever the table size; OFFSET would read every 
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
@@ -39,6 +39,7 @@ class RunPage:
     after: tuple[int, str] | None = None  # only rows newer than this (live polling)
     # a run id, an event id (any event of the run), or text inside the output (a scan)
     search: str | None = None
+    run_ids: tuple[str, ...] = ()  # only these runs (a search that named them by id)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class EventPage:
 
 # -- runs --------------------------------------------------------------------------------------
 def list_runs(conn: Connection, page: RunPage) -> list[Run]:
-    query = select(runs).where(*_run_filters(page))
+    query = select(runs).where(*_run_filters(_by_id_if_found(conn, page)))
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
@@ -61,6 +62,22 @@ def list_runs(conn: Connection, page: RunPage) -> list[Run]:
     found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
     rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
+
+
+def active_run_ids(conn: Connection, page: RunPage, statuses: Sequence[str], cap: int) -> list[str]:
+    """Ids of the runs matching `page` in any of `statuses` (statuses of unfinished runs),
+    newest first, at most `cap`. Each status is read through the (status, created_at) index:
+    unfinished runs are few, while a function may have a million finished ones, which the
+    (function, created_at) index would walk one by one. `|| ''` keeps the planner off it."""
+    rest = _run_filters(replace(page, statuses=(), function_id=None, before=None, after=None))
+    if page.function_id:
+        rest.append(runs.c.function_id.concat("") == page.function_id)
+    found: list[tuple[int, str]] = []
+    for status in statuses:
+        query = select(runs.c.created_at, runs.c.id).where(runs.c.status == status, *rest)
+        order = (runs.c.created_at.desc(), runs.c.id.desc())
+        found += [(r.created_at, r.id) for r in conn.execute(query.order_by(*order).limit(cap))]
+    return [run_id for _, run_id in sorted(found, reverse=True)[:cap]]
 
 
 def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
@@ -79,7 +96,21 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
         conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
     if page.search:
         conds.append(_run_search(page.search.strip()))
+    if page.run_ids:
+        conds.append(runs.c.id.in_(page.run_ids))
     return conds
+
+
+def _by_id_if_found(conn: Connection, page: RunPage) -> RunPage:
+    """A search for a run or event id, answered by the indexes: the runs it names, or the
+    page unchanged when it names none (its text is then looked for in outputs, a scan)."""
+    text = (page.search or "").strip()
+    if not text:
+        return page
+    by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
+    named = select(runs.c.id).where(or_(runs.c.id == text, runs.c.id.in_(by_event)))
+    ids = [row.id for row in conn.execute(named)]
+    return replace(page, search=None, run_ids=tuple(ids)) if ids else page
 
 
 def _run_search(text: str) -> ColumnElement[bool]:
