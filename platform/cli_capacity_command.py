@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from weir.platform.cli_target import add_target_arguments, target
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8288"
 TIMEOUT_S = 30.0
 COLUMNS = ("NAME", "CAPACITY", "DECLARED", "DRIFT", "REVISION", "UPDATED BY")
 
@@ -59,21 +59,11 @@ def _user() -> str | None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--base-url",
-        default=os.environ.get("WEIR_BASE_URL") or DEFAULT_BASE_URL,
-        help=f"the running Weir [WEIR_BASE_URL] (default: {DEFAULT_BASE_URL})",
-    )
-    p.add_argument(
-        "--admin-token",
-        default=os.environ.get("WEIR_ADMIN_TOKEN"),
-        help="the Weir's admin token when it runs `weir start` [WEIR_ADMIN_TOKEN]",
-    )
+    add_target_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    base = str(args.base_url).rstrip("/")
-    headers = {"authorization": f"Bearer {args.admin_token}"} if args.admin_token else {}
+    base, headers = target(args)
     try:
         with httpx.Client(base_url=base, headers=headers, timeout=TIMEOUT_S) as client:
             if args.action == "list":

@@ -5,13 +5,12 @@ synced with that Weir's settings and a failure shows on its Apps page too.
 """
 
 import argparse
-import os
 import sys
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+from weir.platform.cli_target import add_target_arguments, target
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8288"
 TIMEOUT_S = 60.0  # the app may take a while to answer its sync
 
 
@@ -21,21 +20,11 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     p.add_argument(
         "app_url", nargs="+", help="the app's serve URL, e.g. http://127.0.0.1:8001/api/inngest"
     )
-    p.add_argument(
-        "--base-url",
-        default=os.environ.get("WEIR_BASE_URL") or DEFAULT_BASE_URL,
-        help=f"the running Weir [WEIR_BASE_URL] (default: {DEFAULT_BASE_URL})",
-    )
-    p.add_argument(
-        "--admin-token",
-        default=os.environ.get("WEIR_ADMIN_TOKEN"),
-        help="the Weir's admin token when it runs `weir start` [WEIR_ADMIN_TOKEN]",
-    )
+    add_target_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    base = str(args.base_url).rstrip("/")
-    headers = {"authorization": f"Bearer {args.admin_token}"} if args.admin_token else {}
+    base, headers = target(args)
     failed = 0
     with httpx.Client(base_url=base, headers=headers, timeout=TIMEOUT_S) as client:
         for url in args.app_url:
