@@ -23,6 +23,7 @@ from weir.platform.vocabulary import HistoryKind, RunStateKind, RunStatus
 DISCOVERY = "step"  # the step id of a call that runs the function from the top
 # `runs.waiting` gates with a state of their own; any other gate is shown generically.
 RETRY, THROTTLE, CONCURRENCY = "retry", "throttle", "concurrency"
+SCOPE = "scope"  # a run's keys name its resource scopes scope0, scope1, ...
 _KNOWN_FIELDS = {"gate", "key", "until_ms", "words", "error"}
 
 
@@ -269,12 +270,18 @@ def _key_words(key: str) -> str:
 
 
 def _concurrency_keys(run: Run) -> list[tuple[str, str, int]]:
-    """(hash, key text, limit) of each concurrency limit the run carries, in config order."""
+    """(hash, key text, limit) of each concurrency limit and resource scope the run carries,
+    in config order (the limit its code declares; a live capacity may differ)."""
     found = []
     for name in sorted(run.keys):
         value = run.keys[name]
-        if name.startswith(CONCURRENCY) and isinstance(value, dict) and value.get("hash"):
+        if not isinstance(value, dict) or not value.get("hash"):
+            continue
+        if name.startswith(CONCURRENCY):
             found.append((str(value["hash"]), str(value.get("key", "")), int(value["limit"])))
+        elif name.startswith(SCOPE):  # a resource scope: named by the scope, then its key
+            text = " ".join(str(part) for part in (value.get("scope"), value.get("key")) if part)
+            found.append((str(value["hash"]), text, int(value["limit"])))
     return found
 
 

@@ -56,7 +56,9 @@ OPEN_OPS = (
 
 
 def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timing) -> None:
-    run = run_records.get_run(tx.conn, item.run_id or "")
+    # Locked: a parallel step's answer applied at the same moment (another worker or process)
+    # waits, then reads what this one saved; the run read here is handed down, never re-read.
+    run = run_records.lock_run(tx.conn, item.run_id or "")
     if run is None or run.ended:
         q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
         return

@@ -192,7 +192,7 @@ def resolve_step(
     """Save a step's result and move the run on; False if the run has ended or the step was
     already resolved (a result, once committed, is never replaced). `current`: the run as it
     stands in this transaction, if the caller holds it (saves reading it again)."""
-    run = current if current is not None else run_records.get_run(tx.conn, run_id)
+    run = current if current is not None else run_records.lock_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
     seq = run.step_count

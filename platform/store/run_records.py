@@ -34,6 +34,9 @@ _INSERT_EVENT_RUN = Fast(insert(event_runs), ("event_id", "run_id"))
 _GET_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")))
 _UPDATE_RUN = update(runs).where(runs.c.id == bindparam("b_id"))
 _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed columns
+# The same read, holding the run's row until the transaction ends (PostgreSQL; SQLite has one
+# writer): two answers for one run, applied at once, each see the other's result.
+_LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,12 @@ def _pending_json(pending: Iterable[PendingStep]) -> str:
 # -- reads -------------------------------------------------------------------------------------
 def get_run(conn: Connection, run_id: str) -> Run | None:
     row = _GET_RUN.first(conn, {"b_id": run_id})
+    return None if row is None else run_from_row(row)
+
+
+def lock_run(conn: Connection, run_id: str) -> Run | None:
+    """The run, its row locked for this transaction: for writes that read, then change it."""
+    row = _LOCK_RUN.first(conn, {"b_id": run_id})
     return None if row is None else run_from_row(row)
 
 

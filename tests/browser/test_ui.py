@@ -141,7 +141,7 @@ def test_unknown_run_gets_a_friendly_page(page: Page, server: Server) -> None:
 
 def test_functions_and_apps_pages(page: Page, server: Server) -> None:
     page.goto(server.url + "/functions")
-    card = page.locator("#functions-body tr", has_text="Throttled")
+    card = page.locator("#functions-body > tr", has_text="Throttled")
     expect(card).to_contain_text("throttle: 1 at once, then 1 every 1 h")
     expect(card).to_contain_text("event: ui/throttled")
     screenshot(page, "functions")

@@ -165,7 +165,7 @@ def test_change_an_apps_url_and_delete_it(page: Page, server: Server) -> None:
     page.get_by_role("button", name="Sync", exact=True).click()
     expect(page.locator("article", has_text="ui-test")).to_contain_text("Synced")
     page.goto(server.url + "/functions")
-    expect(page.locator("#functions-body tr")).to_have_count(FUNCTIONS)
+    expect(page.locator("#functions-body > tr")).to_have_count(FUNCTIONS)
 
 
 # -- 7. lists ----------------------------------------------------------------------------------
@@ -226,17 +226,17 @@ def test_events_hide_weirs_own_by_default_and_filter_by_prefix(page: Page, serve
 
 def test_functions_table_searches_and_shows_detail_on_demand(page: Page, server: Server) -> None:
     page.goto(server.url + "/functions")
-    rows = page.locator("#functions-body tr")
+    rows = page.locator("#functions-body > tr")
     assert rows.count() == FUNCTIONS
     page.get_by_label("Search functions").fill("throttled")
-    expect(page.locator("#functions-body tr:visible")).to_have_count(1)
-    row = page.locator("#functions-body tr:visible")
+    expect(page.locator("#functions-body > tr:visible")).to_have_count(1)
+    row = page.locator("#functions-body > tr:visible")
     details = row.locator("details")
     expect(details.locator("li").first).to_be_hidden()
     details.locator("summary").click()
     expect(details).to_contain_text("throttle: 1 at once")
     page.goto(server.url + "/functions?q=nap")  # the same search without JavaScript
-    expect(page.locator("#functions-body tr")).to_have_count(1)
+    expect(page.locator("#functions-body > tr")).to_have_count(1)
 
 
 # -- 8. looks and keys -------------------------------------------------------------------------

@@ -69,10 +69,10 @@ def test_a_run_takes_a_slot_of_every_scope_or_of_none(
         return run["waiting"] if run["waiting"] else None
 
     waiting = wait_until(waits)
-    assert waiting["gate"] == "concurrency"
-    assert waiting["scope"] == "scope printer"
-    assert (waiting["in_use"], waiting["capacity"]) == (1, 1)
-    assert "scope printer: 1 of 1 in use" in waiting["words"]
+    assert waiting["kind"] == "concurrency" and waiting["gate"] == "concurrency"
+    (slot,) = waiting["slots"]
+    assert slot["key"] == "scope printer" and (slot["used"], slot["limit"]) == (1, 1)
+    assert "key 'scope printer': 1/1 slots in use" in waiting["words"]
     papers = weir.send_many([{"name": "t/paper", "data": {"hold": 0.5}} for _ in range(4)])
 
     for event_id in [both, *papers]:
