@@ -73,7 +73,8 @@ def test_one_run_per_lane_at_a_time_in_order_through_retries_and_sleeps(
 
     # The last run of each lane is created at once and waits behind its lane's holder.
     (why, *_) = wait_until(waiting_behind, timeout=10)
-    assert why["gate"] == "lane" and why["key"] in ("a", "b") and why["holder_run_id"]
+    assert why["kind"] == "gate" and why["gate"] == "lane" and why["key"] in ("a", "b")
+    assert why["details"]["holder_run_id"] and "which holds the lane" in why["words"]
 
     def all_ended() -> bool:
         runs = [r for e in ids for r in weir.runs(e)]
