@@ -145,12 +145,13 @@ def runs_by_correlation(conn: Connection, correlations: Collection[str]) -> dict
 
 
 def reruns_of(conn: Connection, run_id: str) -> list[RunLink]:
-    query = (
-        select(runs.c.id, runs.c.function_id, runs.c.status)
-        .where(runs.c.original_run_id == run_id)
-        .order_by(runs.c.id)
+    # Sorted here, not by the query: ORDER BY id lets the planner walk the primary key over
+    # every run instead of the (original_run_id) index (seconds at a million runs).
+    query = select(runs.c.id, runs.c.function_id, runs.c.status).where(
+        runs.c.original_run_id == run_id
     )
-    return [RunLink(r.id, r.function_id, RunStatus(r.status)) for r in conn.execute(query)]
+    found = sorted(conn.execute(query), key=lambda r: r.id)
+    return [RunLink(r.id, r.function_id, RunStatus(r.status)) for r in found]
 
 
 def run_links(conn: Connection, run_ids: Collection[str]) -> dict[str, RunLink]:

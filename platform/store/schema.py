@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 
 metadata = MetaData()
@@ -104,8 +105,20 @@ runs = Table(
     Index("ix_runs_function_created", "function_id", "created_at"),
     Index("ix_runs_status_created", "status", "created_at"),
     Index("ix_runs_created", "created_at"),
-    Index("ix_runs_correlation", "correlation_id"),  # an invoking parent finds its child
-    Index("ix_runs_original", "original_run_id"),  # a run finds its reruns
+    # Partial (nearly every run has neither): an invoking parent finds its child, a run its
+    # reruns; a full index of NULLs would be skipped by the planner, scanning every run.
+    Index(
+        "ix_runs_correlation",
+        "correlation_id",
+        sqlite_where=text("correlation_id IS NOT NULL"),
+        postgresql_where=text("correlation_id IS NOT NULL"),
+    ),
+    Index(
+        "ix_runs_original",
+        "original_run_id",
+        sqlite_where=text("original_run_id IS NOT NULL"),
+        postgresql_where=text("original_run_id IS NOT NULL"),
+    ),
 )
 
 # One memoized step result per (run, hashed step id): the exact JSON sent back to the SDK.

@@ -23,8 +23,14 @@ def upgrade() -> None:
     with op.batch_alter_table("queue", schema=None) as batch_op:
         batch_op.add_column(sa.Column("claimed_at", sa.BigInteger(), nullable=True))
     with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.create_index("ix_runs_correlation", ["correlation_id"], unique=False)
-        batch_op.create_index("ix_runs_original", ["original_run_id"], unique=False)
+        # Partial: nearly every run has neither, and a full index whose one value is NULL is
+        # one the planner rightly ignores (then each lookup walks every run).
+        for name, column in (("ix_runs_correlation", "correlation_id"),
+                             ("ix_runs_original", "original_run_id")):
+            where = sa.text(f"{column} IS NOT NULL")
+            batch_op.create_index(
+                name, [column], unique=False, sqlite_where=where, postgresql_where=where
+            )
 
 
 def downgrade() -> None:
