@@ -5,6 +5,8 @@ The server runs on SQLite unless the module parametrizes `backend` too, at modul
 """
 
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +46,19 @@ def app(
     server.sync()
     yield server
     server.stop()
+
+
+@contextmanager
+def weir_and_app(
+    tmp: Path, backend: str, module: str, app_id: str
+) -> Iterator[tuple[WeirServer, AppServer]]:
+    """A Weir on `backend` (a fresh database) and the app `module` serves, synced to it."""
+    with empty_database(backend, tmp) as url:
+        weir = WeirServer(tmp, database_url=url)
+        app = AppServer(tmp, module, app_id, weir.url)
+        weir.start()
+        app.start()
+        app.sync()
+        yield weir, app
+        app.stop()
+        weir.stop()

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.conftest import weir_and_app
 from tests.integration.harness import SDK_AND_BACKEND, AppServer, WeirServer, wait_until
-from tests.support.backends import empty_database
 
 pytestmark = [
     pytest.mark.integration,
@@ -28,15 +28,8 @@ def flow(
     sdk: str, backend: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[WeirServer, AppServer]]:
     tmp = tmp_path_factory.mktemp(f"flow-{sdk}-{backend}")
-    with empty_database(backend, tmp) as url:
-        weir = WeirServer(tmp, database_url=url)
-        app = AppServer(tmp, FLOW_APPS[sdk], f"{sdk}flow", weir.url)
-        weir.start()
-        app.start()
-        app.sync()
-        yield weir, app
-        app.stop()
-        weir.stop()
+    with weir_and_app(tmp, backend, FLOW_APPS[sdk], f"{sdk}flow") as servers:
+        yield servers
 
 
 def ended(weir: WeirServer, event_ids: list[str], slug: str, count: int) -> list[dict[str, Any]]:

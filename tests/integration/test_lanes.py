@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.conftest import weir_and_app
 from tests.integration.harness import SDK_AND_BACKEND, AppServer, WeirServer, wait_until
-from tests.support.backends import empty_database
 
 pytestmark = [
     pytest.mark.integration,
@@ -33,15 +33,8 @@ def lanes(
     sdk: str, backend: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[WeirServer, AppServer]]:
     tmp = tmp_path_factory.mktemp(f"lanes-{sdk}-{backend}")
-    with empty_database(backend, tmp) as url:
-        weir = WeirServer(tmp, database_url=url)
-        app = AppServer(tmp, APPS[sdk], f"{sdk}lanes", weir.url)
-        weir.start()
-        app.start()
-        app.sync()
-        yield weir, app
-        app.stop()
-        weir.stop()
+    with weir_and_app(tmp, backend, APPS[sdk], f"{sdk}lanes") as servers:
+        yield servers
 
 
 def journal(app: AppServer) -> list[dict[str, Any]]:
