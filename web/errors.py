@@ -7,7 +7,7 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 from weir.web.render import page
@@ -47,6 +47,9 @@ async def _store_down(request: Request, exc: SQLAlchemyError) -> Response:
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:
     if request.url.path.startswith(API_PREFIXES):
+        if exc.status_code == 404 and exc.detail == "Not Found":  # no route matched at all
+            error = f"there is no {request.method} {request.url.path}; see /docs for the API"
+            return JSONResponse({"error": error}, status_code=404)
         return await http_exception_handler(request, exc)
     if exc.status_code == 404:
         message = f"There is no page at {request.url.path}."
