@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.store.event_records import Outcome, StoredEvent, event_from_row, outcome_from_row
+from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run, run_from_row
 from weir.platform.store.schema import (
     event_outcomes,
@@ -169,13 +170,7 @@ def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
     return rows[::-1] if page.after is not None else rows
 
 
-@dataclass(frozen=True, slots=True)
-class EventRun:
-    """A run an event is part of, as the events list shows it."""
-
-    id: str
-    status: RunStatus
-    function_id: str
+EventRun = RunLink  # a run an event is part of: the same brief record as a linked run
 
 
 def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[EventRun]]:
@@ -190,7 +185,7 @@ def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list
         .order_by(runs.c.id)
     )
     for row in conn.execute(query):
-        found[row.event_id].append(EventRun(row.id, RunStatus(row.status), row.function_id))
+        found[row.event_id].append(RunLink(row.id, row.function_id, RunStatus(row.status)))
     return found
 
 
