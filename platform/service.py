@@ -28,7 +28,7 @@ from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
-from weir.platform.runtime import ai_steps, cron, events, finish_hooks, outcomes, runs, timers
+from weir.platform.runtime import ai_steps, continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
 from weir.platform.runtime.sync_apply import apply_sync, remove_app
@@ -268,13 +268,10 @@ class Platform:
         lease_ms = self.settings.lease_ms
 
         def apply(tx: Tx) -> q.Claimed | None:
-            tx.continue_run, tx.lease_ms = item.run_id, lease_ms
-            outcomes.apply(tx, item, fn, outcome, timing)
-            nxt = tx.continued
-            if nxt is None and not self._stop.is_set():
-                # The worker is free: it claims the next due item here, in the transaction
-                # that freed it, rather than in a claim of its own.
-                nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
+            more = not self._stop.is_set()
+            nxt = continuation.apply_answer(
+                tx, item, fn, outcome, timing, lease_ms=lease_ms, skip=skip, take_next=more
+            )
             if nxt is not None:
                 self.driver.prefetch(tx.conn, [nxt])
             return nxt

@@ -122,8 +122,9 @@ def enqueue_call(
         tx.continued = q.enqueue_claimed(tx.conn, item, tx.now, tx.lease_ms)
         if tx.continued is not None:
             return
-    if q.enqueue(tx.conn, item) is not None:
-        tx.enqueued += 1
+    item_id = q.enqueue(tx.conn, item)
+    if item_id is not None:
+        tx.added(item_id)
 
 
 def _continues(tx: Tx, item: q.NewItem) -> bool:
@@ -159,9 +160,10 @@ def enqueue_timer(
         payload=payload,
         dedupe=dedupe,
     )
-    if q.enqueue(tx.conn, item) is None:
+    item_id = q.enqueue(tx.conn, item)
+    if item_id is None:
         return False
-    tx.enqueued += 1
+    tx.added(item_id)
     return True
 
 

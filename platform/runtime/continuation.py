@@ -1,0 +1,43 @@
+"""Applying an app's answer and giving the worker that made the call its next item, in one
+transaction.
+
+The worker is free once the answer is applied, so it takes its next item in the transaction
+that freed it instead of waiting for a claim of its own: the run's own next call when nothing
+stands in its way (`runs.enqueue_call`), else the next due item. What the run's end sets off
+(`finish_hooks.settle`: the next run of its FIFO lane, a singleton's release) is applied first,
+so the item it makes due is the one taken: a lane hands over with no claim in between.
+"""
+
+from collections.abc import Collection
+
+from weir.platform.executor.response import Outcome, Timing
+from weir.platform.registry import Function
+from weir.platform.runtime import finish_hooks, outcomes
+from weir.platform.runtime.tx import Tx
+from weir.platform.store import queue as q
+
+
+def apply_answer(
+    tx: Tx,
+    item: q.Claimed,
+    fn: Function,
+    outcome: Outcome,
+    timing: Timing,
+    *,
+    lease_ms: int,
+    skip: Collection[str] = (),
+    take_next: bool = True,
+) -> q.Claimed | None:
+    """Apply `outcome` to `item`'s run; the item the caller works on next, leased to it, if
+    any. `skip`: queue lanes the caller may not take (apps it calls as much as it may);
+    `take_next`: False when the caller stops (it only takes the run's own next call, which
+    the stopping scheduler hands back)."""
+    tx.continue_run, tx.lease_ms = item.run_id, lease_ms
+    outcomes.apply(tx, item, fn, outcome, timing)
+    finish_hooks.settle(tx)
+    if tx.continued is not None or not take_next:
+        return tx.continued
+    nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
+    if nxt is not None:
+        tx.claimed_here(nxt)
+    return nxt

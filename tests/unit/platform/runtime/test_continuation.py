@@ -1,0 +1,80 @@
+"""The worker that made a call takes its next item in the transaction that applies the answer:
+the next run of a FIFO lane, handed over by the run that ended there, is that item (no claim
+in between, no scheduler woken for it); on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from weir.platform.executor.response import Completed, Timing
+from weir.platform.functions import Lane
+from weir.platform.runtime import continuation
+from weir.platform.store import queue as q
+from weir.platform.store.queue import Claimed
+
+from tests.support.flow_harness import LEASE_MS, NOON, Harness, config
+
+LATER = NOON + 5_000
+
+
+def claim_one(h: Harness, at: int) -> Claimed:
+    with h.engine.begin() as conn:
+        (item,) = q.claim(conn, at, 1, LEASE_MS)
+    return item
+
+
+def answer(
+    h: Harness, item: Claimed, at: int, *, take_next: bool = True
+) -> tuple[Claimed | None, int]:
+    """Apply a final answer to `item` as the platform does; what the worker takes next and
+    how many items the transaction left for the scheduler to wake for."""
+    fn = h.registry.by_id[item.function_id or ""]
+    with h.tx(at) as tx:
+        nxt = continuation.apply_answer(
+            tx, item, fn, Completed(None), Timing(at, at), lease_ms=LEASE_MS, take_next=take_next
+        )
+        return nxt, tx.enqueued
+
+
+def test_a_lane_hands_its_next_run_to_the_worker_that_ended_the_last(database_url: str) -> None:
+    h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
+    h.burst(NOON, [{"c": "acme", "i": i} for i in range(3)])
+    first, second, third = h.runs()
+    item = claim_one(h, NOON)
+    assert item.run_id == first.id
+    nxt, wake_for = answer(h, item, LATER)
+    assert nxt is not None and nxt.run_id == second.id
+    assert nxt.claimed_at == LATER  # leased by the same transaction
+    assert wake_for == 0  # the scheduler has nothing to look at
+    assert h.run(first.id).status == "COMPLETED"
+    assert h.run(second.id).keys["lane"]["fence"] == h.run(first.id).keys["lane"]["fence"] + 1
+    nxt2, _ = answer(h, nxt, LATER + 1)
+    assert nxt2 is not None and nxt2.run_id == third.id
+    last, wake_for = answer(h, nxt2, LATER + 2)
+    assert last is None and wake_for == 0
+    assert h.queued("exec") == []
+
+
+def test_a_stopping_worker_leaves_the_handed_over_run_to_the_scheduler(database_url: str) -> None:
+    h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
+    h.burst(NOON, [{"c": "acme", "i": i} for i in range(2)])
+    first, second = h.runs()
+    nxt, wake_for = answer(h, claim_one(h, NOON), LATER, take_next=False)
+    assert nxt is None
+    assert wake_for == 1  # queued for whoever claims next
+    assert [row.run_id for row in h.queued("exec")] == [second.id]
+    assert h.run(first.id).status == "COMPLETED"
+
+
+def test_an_older_due_item_goes_first_and_the_scheduler_is_woken_for_the_new_one(
+    database_url: str,
+) -> None:
+    laned = config("laned", lane=Lane(key="event.data.c", name=None))
+    h = Harness(database_url, laned, config("other"))
+    h.burst(NOON, [{"c": "acme"}, {"c": "acme"}])  # both functions: two runs each
+    runs = {r.id: r for r in h.runs()}
+    holder = claim_one(h, NOON)
+    assert runs[holder.run_id or ""].function_id == "laned"
+    nxt, wake_for = answer(h, holder, LATER)
+    assert nxt is not None and nxt.function_id == "other"  # queued at NOON, before the handoff
+    assert wake_for == 1  # the lane's next run is still queued
+    queued = [runs[str(row.run_id)].function_id for row in h.queued("exec")]
+    assert "laned" in queued
