@@ -10,6 +10,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
@@ -21,6 +22,15 @@ IDLE_MS = 1000  # the longest sleep: a safety net for wake-ups from other proces
 # A lane due at the claim yet not claimed is held by another process's claimer (PostgreSQL
 # skips locked lanes and keys): look again shortly rather than spin on it.
 CONTENDED_MS = 10
+
+
+@dataclass(frozen=True)
+class Offer:
+    """Room held for a claim made by another transaction: at most `size` items, passing over
+    the queue lanes in `skip` (those of apps called as much as they may be)."""
+
+    size: int
+    skip: frozenset[str]
 
 
 class Scheduler:
@@ -52,6 +62,10 @@ class Scheduler:
         self._app_lanes: dict[str, Counter[str]] = {}
         self._app_by_item: dict[int, str] = {}  # as counted (a reload may move a function)
         self._held: dict[str, str] = {}  # lane -> app, of lanes passed over while it is full
+        # Workers promised to claims under way (the scheduler's own, and offers): counted as
+        # calls of every app, since what they will claim is not known yet.
+        self._promised = 0
+        self._starved = False  # the scheduler sleeps because offers hold every free worker
         self._wake = asyncio.Event()
         self._claimed_at = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -75,7 +89,15 @@ class Scheduler:
             await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
             return
         free = self._claimable()
-        claimed, due = await self._claim(free, self._full_lanes())
+        if free <= 0:  # offers under way hold the rest: `adopt` wakes us
+            self._starved = True
+            await self._sleep(stop, IDLE_MS)
+            return
+        self._promised += free
+        try:
+            claimed, due = await self._claim(free, self._full_lanes())
+        finally:
+            self._promised -= free
         started, over = self._admit(claimed)
         for item in started:
             self._start(item)
@@ -86,16 +108,58 @@ class Scheduler:
             return  # there may be more due right now
         await self._sleep(stop, self._idle_ms(due, contended=not claimed))
 
+    def offer(self, most: int) -> Offer | None:
+        """Room for up to `most` items that a transaction queuing work claims itself (an
+        event's first calls), so they start without a claim and a wake-up of their own; None
+        if there is none. The room is held until `adopt` is called with what was claimed:
+        asking for no more than the work queued keeps the rest for the scheduler."""
+        if self._stopping:
+            return None
+        size = min(most, self._claimable())
+        if size <= 0:
+            return None
+        skip = frozenset(self._full_lanes())
+        self._promised += size
+        return Offer(size, skip)
+
+    def adopt(self, offer: Offer, items: list[q.Claimed]) -> None:
+        """Start the items claimed under `offer` (none if its transaction failed), and release
+        the room it held."""
+        self._promised -= offer.size
+        if self._starved:  # the scheduler waits for this room
+            self._starved = False
+            self.wake()
+        if self._stopping:  # nothing new starts: back for another process to take at once
+            if items:
+                self._start_hand_back(items)
+            return
+        started, over = self._admit(items)
+        for item in started:
+            self._start(item)
+        if over:
+            self._start_hand_back(over)
+
+    def _start_hand_back(self, items: list[q.Claimed]) -> None:
+        task = asyncio.create_task(self._hand_back(items))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _hand_back(self, items: list[q.Claimed]) -> None:
+        now = self.clock.now_ms()
+        await self.db.write(lambda c: q.hand_back(c, items, now))
+
     def _claimable(self) -> int:
         """How many items one claim may take: the free workers, and no more than the busiest
         app that is not full has room for. A claim never takes more of an app than it may
         call, so nothing is claimed only to be handed back: a start handed back would have
-        spent its throttle slot and rolling-window charge on a call that never went out."""
-        free = self.workers - len(self.inflight)
+        spent its throttle slot and rolling-window charge on a call that never went out.
+        Claims under way count as calls of every app."""
+        free = self.workers - len(self.inflight) - self._promised
         if self.per_app <= 0:
-            return free
-        busiest = max((n for n in self._calls.values() if n < self.per_app), default=0)
-        return max(1, min(free, self.per_app - busiest))
+            return max(0, free)
+        counts = [n + self._promised for n in self._calls.values()]
+        busiest = max((n for n in counts if n < self.per_app), default=self._promised)
+        return max(0, min(free, self.per_app - busiest))
 
     def _track(self, item: q.Claimed) -> None:
         """`item` is in flight from now on."""
@@ -126,7 +190,7 @@ class Scheduler:
         """The lanes of apps with `per_app` calls in flight: not claimed until one ends."""
         if self.per_app <= 0:
             return set()
-        full = {app for app, n in self._calls.items() if n >= self.per_app}
+        full = {app for app, n in self._calls.items() if n + self._promised >= self.per_app}
         self._held = {lane: app for lane, app in self._held.items() if app in full}
         return self._lanes_of(full) | set(self._held)
 
@@ -217,7 +281,8 @@ class Scheduler:
         if self.per_app <= 0:
             return set()
         mine = self._app_by_item.get(finishing.id)
-        full = {a for a, n in self._calls.items() if n - (1 if a == mine else 0) >= self.per_app}
+        promised = self._promised  # calls of every app, as in _claimable
+        full = {a for a, n in self._calls.items() if n - (a == mine) + promised >= self.per_app}
         return self._lanes_of(full) | {lane for lane, a in self._held.items() if a in full}
 
     def _app_has_room(self, item: q.Claimed) -> bool:

@@ -22,7 +22,7 @@ from weir.platform.executor import ai
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.http import AppClient
 from weir.platform.functions import parse_sync
-from weir.platform.ingest import parse_body
+from weir.platform.ingest import IncomingEvent, parse_body
 from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
@@ -296,7 +296,30 @@ class Platform:
             incoming = parse_body(body, now)
         else:  # in a worker process: this one would hold the GIL for it (ingest_workers)
             incoming = await ingest_workers.parse(body, now)
-        return await self.write(lambda tx: events.accept(tx, incoming))
+        return await self._accept(incoming)
+
+    async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
+        """Store the events; the first calls they make due are claimed in the same
+        transaction, within the room the scheduler offers, and started at once."""
+        offer = self.scheduler.offer(len(incoming))  # about one first call per event
+        lease_ms = self.settings.lease_ms
+        claimed: list[q.Claimed] = []
+
+        def accept(tx: Tx) -> list[str]:
+            ids = events.accept(tx, incoming)
+            if offer is not None:
+                claimed[:] = continuation.take_due(tx, offer.size, lease_ms, offer.skip)
+                self.driver.prefetch(tx.conn, claimed, tx.trigger_events)
+            return ids
+
+        committed: list[q.Claimed] = []  # stays empty if the transaction did not commit
+        try:
+            ids = await self.write(accept)
+            committed = claimed
+            return ids
+        finally:
+            if offer is not None:
+                self.scheduler.adopt(offer, committed)
 
     async def register(self, payload: Any) -> dict[str, Any]:
         sync = parse_sync(payload)

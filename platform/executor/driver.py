@@ -102,6 +102,15 @@ EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
 PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
+def _plain(created: dict[str, list[dict[str, Any]]] | None, run_id: str) -> list[Event] | None:
+    """A new run's trigger events as its first call sends them, unless one is a large event
+    (a Document, sent as canonical bytes made in a worker: read back like any other)."""
+    events = None if created is None else created.get(run_id)
+    if events is None or not all(type(event) is dict for event in events):
+        return None
+    return list[Event](events)
+
+
 class Driver:
     verify_keys: tuple[str, ...] = ()  # start mode: answers must be signed with one of these
     connect: Transport | None = None  # calls to functions of Connect workers (docs/protocol.md §13)
@@ -123,24 +132,29 @@ class Driver:
     def remember_events(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
         """The trigger events of runs just created (committed): their first call need not read
         them back."""
-        for run_id, events in by_run.items():
-            # A large event arrives as a Document (a dict that parses on demand): it is sent
-            # as canonical bytes made in a worker, so its run reads it back like any other.
-            if all(type(event) is dict for event in events):
-                self._keep_events(run_id, list[Event](events))
+        for run_id in by_run:
+            plain = _plain(by_run, run_id)
+            if plain is not None:
+                self._keep_events(run_id, plain)
 
     def _keep_events(self, run_id: str, events: list[Event]) -> None:
         if len(self._events) >= EVENTS_CACHED:
             self._events.pop(next(iter(self._events)))  # the oldest entry goes first
         self._events[run_id] = events
 
-    def prefetch(self, conn: Connection, items: list[q.Claimed]) -> None:
+    def prefetch(
+        self,
+        conn: Connection,
+        items: list[q.Claimed],
+        created: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
         """Read the call state of just-claimed calls inside the claim's own transaction (the
         writer thread): no separate read transaction and thread hop per call. Only this
-        dict is written here; the event loop pops from it."""
+        dict is written here; the event loop pops from it. `created`: the trigger events of
+        runs the same transaction created, which need not be read back."""
         for item in items:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
-                known = self._events.get(item.run_id)
+                known = self._events.get(item.run_id) or _plain(created, item.run_id)
                 self._prefetched[item.id] = load_call_state(conn, item.run_id, known)
         while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
             self._prefetched.pop(next(iter(self._prefetched)))

@@ -64,14 +64,25 @@ class TextFormatter(logging.Formatter):
     said, it cannot start a line of its own or pass for another field."""
 
     def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s", "%H:%M:%S")
+        super().__init__(datefmt="%H:%M:%S")
+        self._second, self._clock = -1, ""
 
     def format(self, record: logging.LogRecord) -> str:
+        # Written out rather than through a copy of the record and a format string: a line
+        # is logged for every run that starts and ends, on the event loop.
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
         stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
         tail = "".join(f" {escape(str(key))}={field_text(value)}" for key, value in pairs.items())
-        line = self.formatMessage(_escaped(record, self)) + tail
+        head = f"{self._time(record)} {record.levelname} {record.name}"
+        line = f"{head} {escape(record.getMessage())}{tail}"
         return line + _indented(str(stack or "")) + self._traceback(record)
+
+    def _time(self, record: logging.LogRecord) -> str:
+        """The record's time of day, as `formatTime` writes it (made once per second)."""
+        second = int(record.created)
+        if second != self._second:
+            self._second, self._clock = second, self.formatTime(record, self.datefmt)
+        return self._clock
 
     def _traceback(self, record: logging.LogRecord) -> str:
         text = self.formatException(record.exc_info) if record.exc_info else ""
@@ -101,14 +112,6 @@ def field_text(value: Any) -> str:
     if text and not _NEEDS_QUOTES.search(text) and not _CONTROL.search(text):
         return text
     return '"' + escape(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
-
-
-def _escaped(record: logging.LogRecord, formatter: logging.Formatter) -> logging.LogRecord:
-    """A copy of `record` whose message is escaped, with the time formatted as usual."""
-    copy = logging.makeLogRecord(record.__dict__)
-    copy.message = escape(record.getMessage())
-    copy.asctime = formatter.formatTime(record, formatter.datefmt)
-    return copy
 
 
 def handler(json_lines: bool, stream: Any = None) -> logging.Handler:

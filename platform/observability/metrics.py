@@ -5,6 +5,7 @@ test process never share counts.
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -39,18 +40,29 @@ class Metrics:
             registry=reg,
         )
 
+        # Each labelled child once: `labels()` checks and locks on every call, and a child is
+        # looked up for every run that starts and ends and for every call.
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
     def record(self, note: n.Note, function: str) -> None:
         if note.what == n.EVENT_ACCEPTED:
             internal = str(note.fields.get("name", "")).startswith(SYSTEM_EVENT_PREFIX)
-            self.events.labels("internal" if internal else "sent").inc()
+            self._child(self.events, "internal" if internal else "sent").inc()
         elif note.what == n.RUN_STARTED:
-            self.started.labels(function).inc()
+            self._child(self.started, function).inc()
         elif note.what == n.RUN_FINISHED:
-            self.finished.labels(function, str(note.fields["status"]).lower()).inc()
+            self._child(self.finished, function, str(note.fields["status"]).lower()).inc()
         elif note.what == n.RETRY_SCHEDULED:
-            self.retries.labels(function).inc()
+            self._child(self.retries, function).inc()
         elif note.what == n.CALL_FINISHED:
-            self.calls.labels(function).observe(int(note.fields["duration_ms"]) / 1000)
+            self._child(self.calls, function).observe(int(note.fields["duration_ms"]) / 1000)
+
+    def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def render(self, stats: StoreStats, inflight: int) -> bytes:
         scrape = CollectorRegistry()

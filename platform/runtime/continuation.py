@@ -1,5 +1,5 @@
-"""Applying an app's answer and giving the worker that made the call its next item, in one
-transaction.
+"""Work claimed by the transaction that makes it due: the worker that applied an app's answer
+takes its next item there, and an event's first calls are claimed where the event is accepted.
 
 The worker is free once the answer is applied, so it takes its next item in the transaction
 that freed it instead of waiting for a claim of its own: the run's own next call when nothing
@@ -39,5 +39,16 @@ def apply_answer(
         return tx.continued
     nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
     if nxt is not None:
-        tx.claimed_here(nxt)
+        tx.claimed_here([nxt])
     return nxt
+
+
+def take_due(tx: Tx, size: int, lease_ms: int, skip: Collection[str] = ()) -> list[q.Claimed]:
+    """In a transaction that has just queued work (an event's first calls), claim up to
+    `size` due items for the caller to start at once, as the scheduler's claim would after
+    the commit: one transaction and one wake-up fewer between an event and its first call."""
+    if tx.enqueued == 0 or size <= 0:
+        return []
+    claimed = q.claim(tx.conn, tx.now, size, lease_ms, skip)
+    tx.claimed_here(claimed)
+    return claimed

@@ -30,7 +30,7 @@ class Tx:
     rng: random.Random = field(default_factory=random.Random)
     retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
     enqueued: int = 0  # items added: the scheduler is woken after the commit
-    last_enqueued: int | None = None  # the id of the item added last
+    added_ids: list[int] = field(default_factory=list)  # of the items added, where known
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit
     # Runs ended here; `finish_hooks.settle` applies what that sets off before the commit.
     ended: list[Ended] = field(default_factory=list)
@@ -45,10 +45,11 @@ class Tx:
     def added(self, item_id: int) -> None:
         """An item was queued: the scheduler is to look after the commit."""
         self.enqueued += 1
-        self.last_enqueued = item_id
+        self.added_ids.append(item_id)
 
-    def claimed_here(self, item: Claimed) -> None:
-        """This transaction claimed `item` itself. When it is the one item added here, no
-        scheduler needs waking for it (an empty claim would cost a transaction)."""
-        if self.enqueued == 1 and item.id == self.last_enqueued:
+    def claimed_here(self, items: list[Claimed]) -> None:
+        """This transaction claimed `items` itself. When they are every item added here, no
+        scheduler needs waking for them (an empty claim would cost a transaction)."""
+        taken = {item.id for item in items}
+        if self.enqueued == len(self.added_ids) and taken.issuperset(self.added_ids):
             self.enqueued = 0

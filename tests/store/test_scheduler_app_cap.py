@@ -3,6 +3,7 @@ other due items left in the queue (not claimed over and over), while another app
 when one of its calls ends, the next of its items starts."""
 
 import asyncio
+from collections import Counter
 from functools import partial
 from typing import Any
 
@@ -106,3 +107,92 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) ->
         stop.set()
         scheduler.wake()
         await asyncio.wait_for(task, 5)
+
+
+def claim_now(store: Store, size: int, skip: frozenset[str]) -> list[q.Claimed]:
+    return store.write(lambda c: q.claim(c, 10**12, size, 30_000, skip))
+
+
+async def test_an_offer_holds_its_room_until_adopted_and_keeps_the_cap(store: Store) -> None:
+    """A transaction that queues work may claim it itself under an offer: while the offer is
+    out, its room counts as calls of every app, so no claim (the scheduler's or another
+    offer's) takes an app past its cap."""
+    for function_id in ("fa",) * 5 + ("fb",) * 2:
+        store.write(partial(q.enqueue, item=exec_item(function_id)))
+    hang, handled = asyncio.Event(), []
+
+    async def handle(item: q.Claimed) -> None:
+        handled.append(item.function_id)
+        await hang.wait()
+
+    scheduler = Scheduler(
+        store.db,
+        SystemClock(),
+        handle,
+        workers=8,
+        grace_s=0.01,
+        app_of=lambda item: APPS.get(item.function_id or ""),
+        per_app=3,
+    )
+    first = scheduler.offer(100)
+    assert first is not None and first.size == 3  # an app may have 3 calls: no more
+    second = scheduler.offer(100)
+    assert second is None  # the room of every app is promised to the first
+    taken = claim_now(store, first.size, first.skip)
+    assert len(taken) == 3
+    scheduler.adopt(first, taken)
+    await asyncio.sleep(0.05)
+    assert sorted(handled) == sorted(i.function_id for i in taken)
+    assert {i.function_id for i in taken} == {"fa"}  # A's items were due first
+    third = scheduler.offer(100)
+    assert third is not None and third.skip == {"lane-fa"}  # A is full: passed over
+    more = claim_now(store, third.size, third.skip)
+    assert [i.function_id for i in more] == ["fb", "fb"]
+    scheduler.adopt(third, more)
+    await asyncio.sleep(0.05)
+    calls = Counter(APPS[f or ""] for f in handled)
+    assert max(calls.values()) <= 3, calls
+    hang.set()
+    await asyncio.sleep(0.05)
+
+
+async def test_an_offer_adopted_with_nothing_releases_its_room(store: Store) -> None:
+    async def handle(item: q.Claimed) -> None:
+        return None
+
+    scheduler = Scheduler(store.db, SystemClock(), handle, workers=2)
+    offer = scheduler.offer(100)
+    assert offer is not None and offer.size == 2
+    assert scheduler.offer(100) is None
+    scheduler.adopt(offer, [])  # its transaction did not commit
+    small = scheduler.offer(1)  # one event: room for one call, the rest left to the scheduler
+    assert small is not None and small.size == 1
+    assert scheduler._claimable() == 1
+    scheduler.adopt(small, [])
+    again = scheduler.offer(100)
+    assert again is not None and again.size == 2
+    scheduler.adopt(again, [])
+
+
+async def test_a_scheduler_waiting_on_an_offers_room_is_woken_when_it_is_released(
+    store: Store,
+) -> None:
+    store.write(partial(q.enqueue, item=exec_item("fa")))
+    handled: list[str | None] = []
+
+    async def handle(item: q.Claimed) -> None:
+        handled.append(item.function_id)
+
+    scheduler = Scheduler(store.db, SystemClock(), handle, workers=1, grace_s=0.01)
+    offer = scheduler.offer(1)
+    assert offer is not None  # the one worker is promised to a transaction under way
+    stop = asyncio.Event()
+    task = asyncio.create_task(scheduler.run(stop))
+    await asyncio.sleep(0.1)
+    assert handled == []  # no room for the scheduler's own claim
+    scheduler.adopt(offer, [])  # that transaction claimed nothing
+    await asyncio.sleep(0.2)  # far less than the scheduler's longest sleep (1 s)
+    assert handled == ["fa"]
+    stop.set()
+    scheduler.wake()
+    await asyncio.wait_for(task, 5)

@@ -4,6 +4,7 @@ import asyncio
 import io
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -152,3 +153,16 @@ def test_an_exception_message_cannot_forge_a_line() -> None:
     assert first.endswith("ERROR weir.test.forge failed")
     assert rest and all(line.startswith("    ") for line in rest)
     assert any("12:00:01 INFO weir.run" in line for line in rest)
+
+
+def test_a_text_line_starts_with_its_own_time_of_day() -> None:
+    """The time is made once per second: records of another second get their own."""
+    formatter = logs.TextFormatter()
+    lines = []
+    for created in (1_767_268_800.2, 1_767_268_800.9, 1_767_268_861.5, 1_767_268_800.1):
+        record = logging.makeLogRecord({"name": "weir.t", "levelname": "INFO", "msg": "m"})
+        record.created = created
+        lines.append(formatter.format(record))
+    seconds = (1_767_268_800, 1_767_268_800, 1_767_268_861, 1_767_268_800)
+    for line, created in zip(lines, seconds, strict=True):
+        assert line == f"{time.strftime('%H:%M:%S', time.localtime(created))} INFO weir.t m"

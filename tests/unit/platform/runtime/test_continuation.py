@@ -1,16 +1,18 @@
-"""The worker that made a call takes its next item in the transaction that applies the answer:
-the next run of a FIFO lane, handed over by the run that ended there, is that item (no claim
-in between, no scheduler woken for it); on SQLite and PostgreSQL."""
+"""Work claimed by the transaction that makes it due, on SQLite and PostgreSQL: the worker that
+made a call takes its next item where the answer is applied (the next run of a FIFO lane,
+handed over by the run that ended there: no claim in between, no scheduler woken for it), and
+an event's first calls are claimed where the event is accepted."""
 
 from __future__ import annotations
 
 from weir.platform.executor.response import Completed, Timing
 from weir.platform.functions import Lane
-from weir.platform.runtime import continuation
+from weir.platform.ingest import IncomingEvent
+from weir.platform.runtime import continuation, events
 from weir.platform.store import queue as q
 from weir.platform.store.queue import Claimed
 
-from tests.support.flow_harness import LEASE_MS, NOON, Harness, config
+from tests.support.flow_harness import EVENT, LEASE_MS, NOON, Harness, config
 
 LATER = NOON + 5_000
 
@@ -78,3 +80,37 @@ def test_an_older_due_item_goes_first_and_the_scheduler_is_woken_for_the_new_one
     assert wake_for == 1  # the lane's next run is still queued
     queued = [runs[str(row.run_id)].function_id for row in h.queued("exec")]
     assert "laned" in queued
+
+
+def accept(h: Harness, datas: list[dict[str, object]], size: int) -> tuple[list[Claimed], int]:
+    """Accept events as the platform does, claiming up to `size` of what they make due in the
+    same transaction; the claimed items and what is left for the scheduler to wake for."""
+    incoming = [IncomingEvent(EVENT, d, None, LATER, {}, None) for d in datas]
+    with h.tx(LATER) as tx:
+        events.accept(tx, incoming)
+        return continuation.take_due(tx, size, LEASE_MS), tx.enqueued
+
+
+def test_an_events_first_calls_are_claimed_where_it_is_accepted(database_url: str) -> None:
+    h = Harness(database_url, config())
+    claimed, wake_for = accept(h, [{"i": 1}, {"i": 2}], size=8)
+    assert sorted(i.run_id or "" for i in claimed) == sorted(r.id for r in h.runs())
+    assert {i.claimed_at for i in claimed} == {LATER}
+    assert wake_for == 0  # nothing left for the scheduler
+    assert all(row.lease_owner for row in h.queued("exec"))
+
+
+def test_what_the_room_does_not_cover_is_left_for_the_scheduler(database_url: str) -> None:
+    h = Harness(database_url, config())
+    claimed, wake_for = accept(h, [{"i": i} for i in range(3)], size=1)
+    assert len(claimed) == 1
+    assert wake_for == 3  # two first calls still queued: the scheduler is woken
+    assert sum(1 for row in h.queued("exec") if row.lease_owner is None) == 2
+
+
+def test_an_event_that_starts_nothing_claims_nothing(database_url: str) -> None:
+    h = Harness(database_url, config())
+    incoming = [IncomingEvent("app/other", {}, None, LATER, {}, None)]
+    with h.tx(LATER) as tx:
+        events.accept(tx, incoming)
+        assert continuation.take_due(tx, 8, LEASE_MS) == []
