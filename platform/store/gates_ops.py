@@ -1,11 +1,10 @@
 """Named store operations that flow-control gates need beyond gatestate's basic ones."""
 
-import json
 from typing import Any
 
 from sqlalchemy import Connection, func, select
-from weir.platform.store import dialect
-from weir.platform.store.schema import gate_state, queue
+from weir.platform.store import dialect, gatestate
+from weir.platform.store.schema import queue
 from weir.platform.vocabulary import QueueKind
 
 
@@ -14,15 +13,8 @@ def load_for_update(conn: Connection, gate: str, key_hash: str, now: int) -> dic
     row lock; SQLite already has one writer), so two processes never spend one budget twice.
     The key's advisory lock covers the first use too, when there is no row to lock yet."""
     dialect.lock(conn, dialect.GATE_KEY, f"{gate}:{key_hash}")  # text: no NUL on PG
-    row = conn.execute(
-        select(gate_state.c.state, gate_state.c.expires_at)
-        .where(gate_state.c.gate == gate, gate_state.c.key_hash == key_hash)
-        .with_for_update()
-    ).first()
-    if row is None or (row.expires_at is not None and row.expires_at <= now):
-        return None
-    value: dict[str, Any] = json.loads(row.state)
-    return value
+    row = gatestate.LOAD_LOCKED.first(conn, {"b_gate": gate, "b_key": key_hash})
+    return gatestate.live_state(row, now)
 
 
 def in_flight_until(conn: Connection, run_id: str) -> int | None:
