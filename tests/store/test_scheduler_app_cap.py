@@ -22,6 +22,17 @@ def exec_item(function_id: str) -> q.NewItem:
     )
 
 
+def app_of(item: q.Claimed) -> str | None:
+    return APPS.get(item.function_id or "")
+
+
+def capped(db: Any, handle: Any, workers: int, per_app: int) -> Scheduler:
+    """A scheduler over the store whose items' apps are APPS, with a per-app cap."""
+    return Scheduler(
+        db, SystemClock(), handle, workers=workers, grace_s=0.01, app_of=app_of, per_app=per_app
+    )
+
+
 class Counting:
     """The store's Database, counting the write transactions (claims among them)."""
 
@@ -44,15 +55,7 @@ async def test_a_hanging_app_keeps_its_share_and_the_queue_is_not_churned(store:
             await hang.wait()
 
     db = Counting(store)
-    scheduler = Scheduler(
-        db,  # type: ignore[arg-type]
-        SystemClock(),
-        handle,
-        workers=4,
-        grace_s=0.01,
-        app_of=lambda item: APPS.get(item.function_id or ""),
-        per_app=2,
-    )
+    scheduler = capped(db, handle, workers=4, per_app=2)
     stop = asyncio.Event()
     task = asyncio.create_task(scheduler.run(stop))
     await asyncio.sleep(0.3)
@@ -84,15 +87,7 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) ->
     async def handle(item: q.Claimed) -> None:
         await hang.wait()
 
-    scheduler = Scheduler(
-        store.db,
-        SystemClock(),
-        handle,
-        workers=8,
-        grace_s=0.01,
-        app_of=lambda item: APPS.get(item.function_id or ""),
-        per_app=2,
-    )
+    scheduler = capped(store.db, handle, workers=8, per_app=2)
     stop = asyncio.Event()
     q.claim = counting_claim  # type: ignore[assignment]
     try:
@@ -125,15 +120,7 @@ async def test_an_offer_holds_its_room_until_adopted_and_keeps_the_cap(store: St
         handled.append(item.function_id)
         await hang.wait()
 
-    scheduler = Scheduler(
-        store.db,
-        SystemClock(),
-        handle,
-        workers=8,
-        grace_s=0.01,
-        app_of=lambda item: APPS.get(item.function_id or ""),
-        per_app=3,
-    )
+    scheduler = capped(store.db, handle, workers=8, per_app=3)
     first = scheduler.offer(100)
     assert first is not None and first.size == 3  # an app may have 3 calls: no more
     second = scheduler.offer(100)
