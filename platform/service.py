@@ -46,6 +46,10 @@ from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
 log = logging.getLogger("weir")
+# At most this many of an event request's first calls are claimed where it is accepted: the
+# room an offer holds counts as calls of every app until the request commits, so a large
+# offer would keep the workers finishing meanwhile from taking their next items.
+ACCEPT_CLAIMS = 8
 CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
 CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels its run
 
@@ -301,7 +305,7 @@ class Platform:
     async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
-        offer = self.scheduler.offer(len(incoming))  # about one first call per event
+        offer = self.scheduler.offer(min(len(incoming), ACCEPT_CLAIMS))
         lease_ms = self.settings.lease_ms
         claimed: list[q.Claimed] = []
 
