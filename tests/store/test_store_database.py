@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Connection, insert, select
+from sqlalchemy.exc import DBAPIError
 from weir.platform.store.schema import gate_state
 
 from tests.support.backends import ONLY_SQLITE
@@ -179,3 +180,47 @@ def test_readers_never_see_a_transaction_before_it_commits(store: Store) -> None
         release.set()
         done.result(WAIT_S)
     assert keys_in(store) == ["pending"]
+
+
+class _LostRace(Exception):
+    sqlstate = "40001"  # a serialization failure, as psycopg names it
+
+
+def test_a_job_alone_that_fails_leaves_nothing_and_the_writer_goes_on(store: Store) -> None:
+    def half_then_fail(conn: Connection) -> None:
+        put("half")(conn)
+        raise JobFailed("failed after writing")
+
+    with pytest.raises(JobFailed):
+        store.write(half_then_fail)
+    assert keys_in(store) == []
+    assert store.write(put("after")) == "after"
+    assert keys_in(store) == ["after"]
+
+
+def test_a_job_alone_that_lost_a_race_runs_again_in_a_new_transaction(store: Store) -> None:
+    attempts: list[int] = []
+
+    def racing(conn: Connection) -> str:
+        attempts.append(len(attempts) + 1)
+        put(f"try{len(attempts)}")(conn)
+        if len(attempts) == 1:
+            raise DBAPIError("UPDATE ...", {}, _LostRace())
+        return "done"
+
+    assert store.write(racing) == "done"
+    assert attempts == [1, 2]
+    assert keys_in(store) == ["try2"]  # the first attempt's write was rolled back
+
+
+def test_a_base_exception_in_a_job_alone_reaches_its_caller_and_the_writer_goes_on(
+    store: Store,
+) -> None:
+    def fatal(conn: Connection) -> None:
+        put("fatal")(conn)
+        raise Fatal("stop")
+
+    with pytest.raises(Fatal):
+        store.write(fatal)
+    assert keys_in(store) == []
+    assert store.write(put("after")) == "after"
