@@ -25,6 +25,11 @@ from weir.platform.store.schema import (
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
 
 MAX_PAGE = 200
+# Runs a text search of outputs examines per request, newest first from the page's cursor: a
+# substring of the output has no index, so a search reads each run it examines. Bounded, a
+# search answers in about the time of a page however many runs are stored; the answer says how
+# far back it looked (`search_edge`) and the next request goes on from there.
+SEARCH_WINDOW = 20_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class RunPage:
     # a run id, an event id (any event of the run), or text inside the output (a scan)
     search: str | None = None
     run_ids: tuple[str, ...] = ()  # only these runs (a search that named them by id)
+    search_window: int | None = None  # runs a text search examines; None: SEARCH_WINDOW
 
 
 @dataclass(frozen=True)
@@ -55,14 +61,70 @@ class EventPage:
 
 # -- runs --------------------------------------------------------------------------------------
 def list_runs(conn: Connection, page: RunPage) -> list[Run]:
-    query = select(runs).where(*_run_filters(_by_id_if_found(conn, page)))
+    page = _by_id_if_found(conn, page)
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
         order = (runs.c.created_at.desc(), runs.c.id.desc())
+    if _text_search(page):
+        return _search_window(conn, page)
+    query = select(runs).where(*_run_filters(page))
     found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
     rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
+
+
+def search_edge(conn: Connection, page: RunPage) -> tuple[int, str] | None:
+    """Where a text search of this page stopped looking: the (created_at, id) of the last
+    run its window examined when older runs matching the other filters remain unexamined;
+    None when the search looked at every run (or is no text search)."""
+    page = _by_id_if_found(conn, page)
+    if not _text_search(page):
+        return None
+    window = _window(page)
+    query = (
+        select(runs.c.created_at, runs.c.id)
+        .where(*_run_filters(replace(page, search=None)))
+        .order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        .offset(window - 1)
+        .limit(2)  # the window's last run, and one more if any run is older
+    )
+    found = conn.execute(query).all()
+    return (int(found[0].created_at), str(found[0].id)) if len(found) == 2 else None
+
+
+def _text_search(page: RunPage) -> bool:
+    """A search for text in outputs (not an id the indexes found), on a newest-first page."""
+    return bool(page.search and page.search.strip()) and page.after is None
+
+
+def search_window(page: RunPage) -> int:
+    """How many runs a text search of this page examines."""
+    return _window(page)
+
+
+def _window(page: RunPage) -> int:
+    return max(1, page.search_window or SEARCH_WINDOW)
+
+
+def _search_window(conn: Connection, page: RunPage) -> list[Run]:
+    """The page's matches among the newest `_window` runs of the other filters (from the
+    cursor): an index range of that many runs, each output read once."""
+    order = (runs.c.created_at.desc(), runs.c.id.desc())
+    examined = (
+        select(runs)
+        .where(*_run_filters(replace(page, search=None)))
+        .order_by(*order)
+        .limit(_window(page))
+        .subquery("examined")
+    )
+    query = (
+        select(examined)
+        .where(_run_search(examined, (page.search or "").strip()))
+        .order_by(examined.c.created_at.desc(), examined.c.id.desc())
+        .limit(_limit(page.limit))
+    )
+    return [run_from_row(r) for r in conn.execute(query)]
 
 
 def active_run_ids(conn: Connection, page: RunPage, statuses: Sequence[str], cap: int) -> list[str]:
@@ -96,7 +158,7 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
     if page.after is not None:
         conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
     if page.search:
-        conds.append(_run_search(page.search.strip()))
+        conds.append(_run_search(runs, page.search.strip()))
     if page.run_ids:
         conds.append(runs.c.id.in_(page.run_ids))
     return conds
@@ -114,12 +176,12 @@ def _by_id_if_found(conn: Connection, page: RunPage) -> RunPage:
     return replace(page, search=None, run_ids=tuple(ids)) if ids else page
 
 
-def _run_search(text: str) -> ColumnElement[bool]:
+def _run_search(table: Any, text: str) -> ColumnElement[bool]:
     by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
     return or_(
-        runs.c.id == text,
-        runs.c.id.in_(by_event),
-        runs.c.output.contains(text, autoescape=True),
+        table.c.id == text,
+        table.c.id.in_(by_event),
+        table.c.output.contains(text, autoescape=True),
     )
 
 
