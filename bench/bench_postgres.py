@@ -5,7 +5,7 @@ limit stays exact when several processes share the database.
             until every run completed (from the store: first call start to last run end)
   steps/s   the same for a function with ten steps: its runs/s times ten (eleven calls per
             run, as bench_platform.py counts steps; before 2026-12-03 this script counted calls)
-  limits    after the rounds, with the same processes: keyed concurrency, a keyed throttle
+  limits    after the rounds, with three processes: keyed concurrency, a keyed throttle
             and a keyed rate limit under load sent to every process in turn, then audited
             from the app's own journal and the store (tests/integration/audit.py):
             concurrency: the most step bodies of one key running at once (the app's journal
@@ -16,9 +16,11 @@ limit stays exact when several processes share the database.
             rate limit: the admitted events (by the store's receipt time) replayed per key
               through the GCRA, and every event's decision against a replay of all of them.
 
-Each figure is the median of several rounds; each process count is also reported as a ratio
-against the one-process figure measured in the same run. The PostgreSQL server is the one
-WEIR_TEST_POSTGRES_URL names (`bash .ci/postgres`); every process count gets a fresh schema.
+Each figure is the median of several rounds. The process counts share one schema and take
+turns within each round (processes started and stopped between them, the order reversed every
+other round), so load drifting on a shared machine reaches every count alike; each count's
+ratio is the median over rounds of its figure against the same round's one-process figure.
+The PostgreSQL server is the one WEIR_TEST_POSTGRES_URL names (`bash .ci/postgres`).
 On one machine the cores carry PostgreSQL, the app and every Weir process at once: say how
 many cores the figures had.
 
@@ -79,29 +81,104 @@ class Limits:
         )
 
 
-def bench(processes: int, rounds: int, n: int) -> tuple[float, float, Limits]:
+COUNTS = (1, 2, 3)
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+POSTMASTER = ROOT / ".weir-ci" / "pg" / "postmaster.pid"  # the cluster `.ci/postgres` runs
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process, its children that have ended (waited for) and, recursively,
+    those still running, from /proc: 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = [
+            int(c)
+            for task in Path(f"/proc/{pid}").glob("task/*")
+            for c in (task / "children").read_text().split()
+        ]
+    except OSError:
+        return 0.0
+    own = sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
+    return own + sum(cpu_seconds(c) for c in children)
+
+
+def postgres_pid() -> int | None:
+    """The PostgreSQL server's pid when it is the cluster `.ci/postgres` runs (its backends
+    are its children), else None: its CPU is then not reported."""
+    try:
+        lines = POSTMASTER.read_text().splitlines()
+    except OSError:
+        return None
+    port = lines[3] if len(lines) > 3 else ""
+    return int(lines[0]) if f":{port}/" in os.environ.get("WEIR_TEST_POSTGRES_URL", "") else None
+
+
+@dataclass
+class Figures:
+    runs: dict[int, list[float]]  # processes -> runs/s of each round
+    steps: dict[int, list[float]]  # processes -> steps/s of each round
+    limits: Limits  # audited with the most processes running
+    # processes -> per round, CPU ms per step of the 10-step function: {"weir": all Weir
+    # processes, "postgres": the server and its backends}
+    cpu: dict[int, list[dict[str, float]]]
+
+
+def bench(rounds: int, n: int) -> Figures:
+    """One schema, one app, up to three Weir processes; every round measures each process
+    count in turn (started or stopped as needed; the order reversed every other round), so
+    the machine's load drifts over all counts alike."""
+    runs: dict[int, list[float]] = {p: [] for p in COUNTS}
+    steps: dict[int, list[float]] = {p: [] for p in COUNTS}
+    cpu: dict[int, list[dict[str, float]]] = {p: [] for p in COUNTS}
+    pg = postgres_pid()
     with tempfile.TemporaryDirectory() as tmp, fresh_schema() as url:
         servers = [
-            WeirServer(Path(tmp), database_url=url, name=f"weir{i}") for i in range(processes)
+            WeirServer(Path(tmp), database_url=url, name=f"weir{i}") for i in range(max(COUNTS))
         ]
-        for server in servers:
-            server.start()
+        servers[0].start()
+        running = 1
         app = AppServer(Path(tmp), "bench.pg_app", "pgbench", servers[0].url)
         app.start()
+
+        def use(count: int) -> list[WeirServer]:
+            nonlocal running
+            for server in servers[running:count]:
+                server.start()
+            for server in servers[count:running]:
+                server.stop()
+            running = count
+            wait_until(lambda: all(_knows(s) for s in servers[:count]), timeout=60, every=0.2)
+            return servers[:count]
+
         try:
             app.sync()
-            wait_until(lambda: all(_knows(s) for s in servers), timeout=30, every=0.2)
-            runs = [_round(servers, url, "pgbench-noop", "pg/noop", n, r) for r in range(rounds)]
-            steps = [
-                _round(servers, url, "pgbench-steps", "pg/steps", n // 5, r) * STEPS
-                for r in range(rounds)
-            ]
-            limits = _limits(servers, url, app)
+            for r in range(rounds):
+                for count in COUNTS if r % 2 == 0 else COUNTS[::-1]:
+                    live = use(count)
+                    runs[count].append(_round(live, url, "pgbench-noop", "pg/noop", n, r))
+                    before = _usage(live, pg)
+                    rate = _round(live, url, "pgbench-steps", "pg/steps", n // 5, r)
+                    used = _usage(live, pg)
+                    steps[count].append(rate * STEPS)
+                    cpu[count].append(
+                        {k: (used[k] - before[k]) * 1000 / (n // 5 * STEPS) for k in used}
+                    )
+                    print(
+                        f"  round {r + 1}, {count} process(es): {runs[count][-1]:7.1f} runs/s "
+                        f"{steps[count][-1]:7.1f} steps/s (load {os.getloadavg()[0]:.2f})",
+                        flush=True,
+                    )
+            limits = _limits(use(max(COUNTS)), url, app)
         finally:
             app.stop()
-            for server in servers:
+            for server in servers[:running]:
                 server.stop()
-    return statistics.median(runs), statistics.median(steps), limits
+    return Figures(runs, steps, limits, cpu)
+
+
+def _usage(live: list[WeirServer], pg: int | None) -> dict[str, float]:
+    weir = sum(cpu_seconds(s.proc.pid) for s in live if s.proc is not None)
+    return {"weir": weir, "postgres": cpu_seconds(pg) if pg is not None else float("nan")}
 
 
 def _knows(server: WeirServer) -> bool:
@@ -257,29 +334,36 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=600)
     args = parser.parse_args()
     print(f"load {os.getloadavg()}, {os.cpu_count()} cores for PostgreSQL, the app and Weir")
-    results = {p: bench(p, args.rounds, args.runs) for p in (1, 2, 3)}
-    base_runs, base_steps, _ = results[1]
-    for processes, (runs, steps, _) in results.items():
+    got = bench(args.rounds, args.runs)
+    med = statistics.median
+    for count in COUNTS:
+        runs, steps = got.runs[count], got.steps[count]
+        # ratios per round (the same round's one-process figure), then their median
+        run_x = med([a / b for a, b in zip(runs, got.runs[1], strict=True)])
+        step_x = med([a / b for a, b in zip(steps, got.steps[1], strict=True)])
+        weir_ms = med([c["weir"] for c in got.cpu[count]])
+        pg_ms = med([c["postgres"] for c in got.cpu[count]])
         print(
-            f"{processes} process(es): {runs:8.1f} runs/s ({runs / base_runs:.2f}x one)  "
-            f"{steps:8.1f} steps/s ({steps / base_steps:.2f}x one)"
+            f"{count} process(es): {med(runs):8.1f} runs/s ({run_x:.2f}x one)  "
+            f"{med(steps):8.1f} steps/s ({step_x:.2f}x one)  CPU ms per step: Weir "
+            f"{weir_ms:.2f}, PostgreSQL {pg_ms:.2f}"
         )
+    lim = got.limits
     limit, period_s, burst = fns.THROTTLE
     print(
-        f"\nlimits (concurrency {fns.CONCURRENCY}/key; throttle {limit}/{period_s}s burst "
-        f"{burst}/key; rate limit {fns.RATE_LIMIT[0]}/{fns.RATE_LIMIT[1]}s/key)"
+        f"\nlimits with {max(COUNTS)} processes (concurrency {fns.CONCURRENCY}/key; throttle "
+        f"{limit}/{period_s}s burst {burst}/key; rate limit "
+        f"{fns.RATE_LIMIT[0]}/{fns.RATE_LIMIT[1]}s/key):\n"
+        f"  concurrency: peak {lim.concurrency_peak}, step bodies begun over the limit "
+        f"{lim.concurrency_over}\n"
+        f"  throttle: starts {lim.throttle_starts}, over GCRA {lim.throttle_excess}, most in "
+        f"{period_s}s {lim.throttle_window_peak} (allowed {limit + burst})\n"
+        f"  rate limit: events {lim.limited_events}, admitted {lim.limited_admitted}, over "
+        f"GCRA {lim.limited_excess}, decisions unlike a replay {lim.limited_unlike_replay}\n"
+        f"  {'exact' if lim.exact() else 'NOT EXACT'}"
     )
-    for processes, (_, _, lim) in results.items():
-        print(
-            f"{processes} process(es): concurrency peak {lim.concurrency_peak}, over "
-            f"{lim.concurrency_over}; throttle starts {lim.throttle_starts}, over GCRA "
-            f"{lim.throttle_excess}, most in {period_s}s {lim.throttle_window_peak} (allowed "
-            f"{limit + burst}); rate limit events {lim.limited_events}, admitted "
-            f"{lim.limited_admitted}, over GCRA {lim.limited_excess}, unlike a replay "
-            f"{lim.limited_unlike_replay}: {'exact' if lim.exact() else 'NOT EXACT'}"
-        )
     print(f"load {os.getloadavg()}")
-    if not all(lim.exact() for _, _, lim in results.values()):
+    if not lim.exact():
         raise SystemExit(1)
 
 
