@@ -43,10 +43,12 @@ class RunPage:
     until_ms: int | None = None
     before: tuple[int, str] | None = None  # (created_at, id) of the last row already shown
     after: tuple[int, str] | None = None  # only rows newer than this (live polling)
-    # a run id, an event id (any event of the run), or text inside the output (a scan)
+    # a run id, an event id (any event of the run), or else text inside the output (read
+    # from a window of about SEARCH_WINDOW runs)
     search: str | None = None
     run_ids: tuple[str, ...] = ()  # only these runs (a search that named them by id)
     search_window: int | None = None  # runs a text search examines; None: SEARCH_WINDOW
+    output_text: str | None = None  # only runs whose output holds this (a search, no id)
 
 
 @dataclass(frozen=True)
@@ -61,14 +63,12 @@ class EventPage:
 
 # -- runs --------------------------------------------------------------------------------------
 def list_runs(conn: Connection, page: RunPage) -> list[Run]:
-    page = _by_id_if_found(conn, page)
+    page = _within_window(conn, _by_id_if_found(conn, page))
+    query = select(runs).where(*_run_filters(page))
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
         order = (runs.c.created_at.desc(), runs.c.id.desc())
-    if _text_search(page):
-        return _search_window(conn, page)
-    query = select(runs).where(*_run_filters(page))
     found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
     rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
@@ -76,55 +76,50 @@ def list_runs(conn: Connection, page: RunPage) -> list[Run]:
 
 def search_edge(conn: Connection, page: RunPage) -> tuple[int, str] | None:
     """Where a text search of this page stopped looking: the (created_at, id) of the last
-    run its window examined when older runs matching the other filters remain unexamined;
-    None when the search looked at every run (or is no text search)."""
+    run it examined when older runs matching the other filters remain unexamined (a cursor
+    to search on from); None when it examined every run (or is no text search)."""
     page = _by_id_if_found(conn, page)
-    if not _text_search(page):
+    start = _window_start(conn, page)
+    if start is None:
         return None
-    window = _window(page)
-    query = (
-        select(runs.c.created_at, runs.c.id)
-        .where(*_run_filters(replace(page, search=None)))
-        .order_by(runs.c.created_at.desc(), runs.c.id.desc())
-        .offset(window - 1)
-        .limit(2)  # the window's last run, and one more if any run is older
-    )
-    found = conn.execute(query).all()
-    return (int(found[0].created_at), str(found[0].id)) if len(found) == 2 else None
-
-
-def _text_search(page: RunPage) -> bool:
-    """A search for text in outputs (not an id the indexes found), on a newest-first page."""
-    return bool(page.search and page.search.strip()) and page.after is None
+    rest = _run_filters(replace(page, output_text=None))
+    older = select(runs.c.id).where(*rest, runs.c.created_at < start).limit(1)
+    if conn.execute(older).first() is None:
+        return None
+    last = select(func.min(runs.c.id)).where(*rest, runs.c.created_at == start)
+    return start, str(conn.execute(last).scalar_one())
 
 
 def search_window(page: RunPage) -> int:
-    """How many runs a text search of this page examines."""
-    return _window(page)
-
-
-def _window(page: RunPage) -> int:
+    """How many runs a text search of this page examines (about: see `_window_start`)."""
     return max(1, page.search_window or SEARCH_WINDOW)
 
 
-def _search_window(conn: Connection, page: RunPage) -> list[Run]:
-    """The page's matches among the newest `_window` runs of the other filters (from the
-    cursor): an index range of that many runs, each output read once."""
-    order = (runs.c.created_at.desc(), runs.c.id.desc())
-    examined = (
-        select(runs)
-        .where(*_run_filters(replace(page, search=None)))
-        .order_by(*order)
-        .limit(_window(page))
-        .subquery("examined")
-    )
+def _within_window(conn: Connection, page: RunPage) -> RunPage:
+    """A text search bounded to the runs of its window (from `_window_start` on)."""
+    start = _window_start(conn, page)
+    if start is None:
+        return page
+    return replace(page, since_ms=start if page.since_ms is None else max(page.since_ms, start))
+
+
+def _window_start(conn: Connection, page: RunPage) -> int | None:
+    """For a text search of outputs on a newest-first page: the created_at of the oldest run
+    it examines, `search_window` runs down from the cursor among those matching the other
+    filters (runs queued in that same millisecond are examined too). None: no text search,
+    or fewer runs than that, so it examines them all. Read off the (…, created_at) indexes
+    alone; the search then reads the outputs of that range only."""
+    if not page.output_text or page.after is not None:
+        return None
     query = (
-        select(examined)
-        .where(_run_search(examined, (page.search or "").strip()))
-        .order_by(examined.c.created_at.desc(), examined.c.id.desc())
-        .limit(_limit(page.limit))
+        select(runs.c.created_at)
+        .where(*_run_filters(replace(page, output_text=None)))
+        .order_by(runs.c.created_at.desc())
+        .offset(search_window(page) - 1)
+        .limit(1)
     )
-    return [run_from_row(r) for r in conn.execute(query)]
+    found = conn.execute(query).scalar()
+    return None if found is None else int(found)
 
 
 def active_run_ids(conn: Connection, page: RunPage, statuses: Sequence[str], cap: int) -> list[str]:
@@ -158,30 +153,34 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
     if page.after is not None:
         conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
     if page.search:
-        conds.append(_run_search(runs, page.search.strip()))
+        conds.append(_run_search(page.search.strip()))
+    if page.output_text:
+        conds.append(runs.c.output.contains(page.output_text, autoescape=True))
     if page.run_ids:
         conds.append(runs.c.id.in_(page.run_ids))
     return conds
 
 
 def _by_id_if_found(conn: Connection, page: RunPage) -> RunPage:
-    """A search for a run or event id, answered by the indexes: the runs it names, or the
-    page unchanged when it names none (its text is then looked for in outputs, a scan)."""
+    """A search for a run or event id, answered by the indexes: the runs it names; when it
+    names none, its text is looked for in outputs (a scan of the search's window)."""
     text = (page.search or "").strip()
     if not text:
         return page
     by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
     named = select(runs.c.id).where(or_(runs.c.id == text, runs.c.id.in_(by_event)))
     ids = [row.id for row in conn.execute(named)]
-    return replace(page, search=None, run_ids=tuple(ids)) if ids else page
+    if ids:
+        return replace(page, search=None, run_ids=tuple(ids))
+    return replace(page, search=None, output_text=text)
 
 
-def _run_search(table: Any, text: str) -> ColumnElement[bool]:
+def _run_search(text: str) -> ColumnElement[bool]:
     by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
     return or_(
-        table.c.id == text,
-        table.c.id.in_(by_event),
-        table.c.output.contains(text, autoescape=True),
+        runs.c.id == text,
+        runs.c.id.in_(by_event),
+        runs.c.output.contains(text, autoescape=True),
     )
 
 
