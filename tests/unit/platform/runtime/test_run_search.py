@@ -126,3 +126,22 @@ def test_ids_are_found_beyond_the_window_and_other_filters_bound_it(database_url
     newest_a = [r.id for r in reversed(h.runs("a"))]
     assert [r.id for r in only_a.runs] == newest_a[:3]
     assert only_a.search_edge is not None and only_a.search_edge[1] == newest_a[2]
+
+
+def test_runs_queued_in_the_same_millisecond_as_the_windows_oldest_are_examined_too(
+    database_url: str,
+) -> None:
+    h = Harness(database_url, config("a"))
+    h.send(NOON, {"n": 0})
+    for i in range(1, 4):
+        h.send(NOON + 5, {"n": i})  # three runs share one millisecond
+    made = h.runs("a")
+    for run in made:
+        with h.tx(NOON + 100) as tx:
+            runs.finish_run(tx, run.id, RunStatus.COMPLETED, {"said": "needle"})
+    first = _listing(h, RunPage(search="needle", search_window=2))
+    tied = sorted((r.id for r in made if r.created_at == NOON + 5), reverse=True)
+    assert [r.id for r in first.runs] == tied  # all three, though the window is two
+    assert first.search_edge == (NOON + 5, tied[-1])
+    rest = _listing(h, RunPage(search="needle", search_window=2, before=first.search_edge))
+    assert [r.id for r in rest.runs] == [made[0].id] and rest.search_edge is None
