@@ -111,9 +111,14 @@ def _window_start(conn: Connection, page: RunPage) -> int | None:
     alone; the search then reads the outputs of that range only."""
     if not page.output_text or page.after is not None:
         return None
+    # The cursor by its time alone, so the index answers without reading rows (the runs of
+    # the cursor's own millisecond count once too many: the window ends a few runs early).
+    conds = _run_filters(replace(page, output_text=None, before=None))
+    if page.before is not None:
+        conds.append(runs.c.created_at <= page.before[0])
     query = (
         select(runs.c.created_at)
-        .where(*_run_filters(replace(page, output_text=None)))
+        .where(*conds)
         .order_by(runs.c.created_at.desc())
         .offset(search_window(page) - 1)
         .limit(1)
