@@ -106,16 +106,16 @@ def _within_window(conn: Connection, page: RunPage) -> RunPage:
 def _window_start(conn: Connection, page: RunPage) -> int | None:
     """For a text search of outputs on a newest-first page: the created_at of the oldest run
     it examines, `search_window` runs down from the cursor among those matching the other
-    filters (runs queued in that same millisecond are examined too). None: no text search,
-    or fewer runs than that, so it examines them all. Read off the (…, created_at) indexes
-    alone; the search then reads the outputs of that range only."""
+    filters (runs queued in that same millisecond, or in the cursor's, are examined too).
+    None: no text search, or fewer runs than that, so it examines them all. Read off the
+    (…, created_at) indexes alone; the search then reads the outputs of that range only."""
     if not page.output_text or page.after is not None:
         return None
-    # The cursor by its time alone, so the index answers without reading rows (the runs of
-    # the cursor's own millisecond count once too many: the window ends a few runs early).
+    # The cursor by its time alone, so the index answers without reading rows: runs left in
+    # the cursor's own millisecond are not counted, and are examined over the window.
     conds = _run_filters(replace(page, output_text=None, before=None))
     if page.before is not None:
-        conds.append(runs.c.created_at <= page.before[0])
+        conds.append(runs.c.created_at < page.before[0])
     query = (
         select(runs.c.created_at)
         .where(*conds)
