@@ -135,6 +135,11 @@ def reads(run_ids: list[str], deep: tuple[int, str]) -> list[Read]:
         Read("runs list, 2 statuses", "/runs?status=FAILED&status=CANCELLED"),
         Read("search: a run id", f"/runs?search={oldest}"),
         Read("search: output text (miss)", "/runs?search=no-such-text"),
+        # a text search reads a bounded window of runs (queries.SEARCH_WINDOW); searching on
+        # from half a million rows down costs the same
+        Read("search further, deep", f"/runs?search=no-such-text&before={deep[0]}.{deep[1]}"),
+        Read("search: text + Failed", "/runs?search=no-such-text&status=FAILED"),
+        Read("search: text + function", f"/runs?search=no-such-text&function={FUNCTIONS[0]}"),
         Read("run page (UI), newest", f"/runs/{newest}"),
         Read("run page (UI), oldest", f"/runs/{oldest}"),
         Read("run (REST)", f"/v1/runs/{oldest}"),

@@ -52,6 +52,21 @@ async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[s
         ],
         "next": display.cursor(last.created_at, last.id) if last is not None else None,
         "now": now,
+        "searched": _searched(listing.search_edge, listing.search_window),
+    }
+
+
+def _searched(edge: tuple[int, str] | None, window: int) -> dict[str, Any] | None:
+    """How far a text search looked, when it stopped before the oldest run: it examined runs
+    queued back to `back_to_ms`; `further` is the cursor that searches on from there."""
+    if edge is None:
+        return None
+    return {
+        "window": window,
+        "back_to_ms": edge[0],
+        "back_to_iso": display.iso(edge[0]),
+        "back_to": display.clock(edge[0]),
+        "further": display.cursor(*edge),
     }
 
 

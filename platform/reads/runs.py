@@ -215,6 +215,10 @@ class RunListing:
     event_names: dict[str, str]  # trigger event id -> name
     full: bool  # the page is full: there may be older runs
     states: dict[str, RunState] = field(default_factory=dict)  # run id -> state (if asked)
+    # a text search that stopped before the oldest run: (created_at, id) of the last run it
+    # examined; asking again from there searches further (queries.SEARCH_WINDOW)
+    search_edge: tuple[int, str] | None = None
+    search_window: int = 0  # with a search edge: how many runs the search examined
 
 
 def run_listing(
@@ -227,7 +231,10 @@ def run_listing(
     rows = queries.list_runs(conn, page)
     events = queries.events_by_ids(conn, [r.trigger_id for r in rows if r.trigger_id is not None])
     states = run_states(conn, rows, now, max_attempts or {}) if now is not None else {}
-    return RunListing(rows, {e.id: e.name for e in events}, len(rows) == page.limit, states)
+    full = len(rows) == page.limit
+    edge = None if full else queries.search_edge(conn, page)
+    window = queries.search_window(page) if edge is not None else 0
+    return RunListing(rows, {e.id: e.name for e in events}, full, states, edge, window)
 
 
 def run_event_payloads(conn: Connection, run_id: str) -> list[dict[str, Any]] | None:

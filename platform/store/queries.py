@@ -25,6 +25,11 @@ from weir.platform.store.schema import (
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
 
 MAX_PAGE = 200
+# Runs a text search of outputs examines per request, newest first from the page's cursor: a
+# substring of the output has no index, so a search reads each run it examines. Bounded, a
+# search answers in about the time of a page however many runs are stored; the answer says how
+# far back it looked (`search_edge`) and the next request goes on from there.
+SEARCH_WINDOW = 20_000
 
 
 @dataclass(frozen=True)
@@ -38,9 +43,12 @@ class RunPage:
     until_ms: int | None = None
     before: tuple[int, str] | None = None  # (created_at, id) of the last row already shown
     after: tuple[int, str] | None = None  # only rows newer than this (live polling)
-    # a run id, an event id (any event of the run), or text inside the output (a scan)
+    # a run id, an event id (any event of the run), or else text inside the output (read
+    # from a window of about SEARCH_WINDOW runs)
     search: str | None = None
     run_ids: tuple[str, ...] = ()  # only these runs (a search that named them by id)
+    search_window: int | None = None  # runs a text search examines; None: SEARCH_WINDOW
+    output_text: str | None = None  # only runs whose output holds this (a search, no id)
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,8 @@ class EventPage:
 
 # -- runs --------------------------------------------------------------------------------------
 def list_runs(conn: Connection, page: RunPage) -> list[Run]:
-    query = select(runs).where(*_run_filters(_by_id_if_found(conn, page)))
+    page = _within_window(conn, _by_id_if_found(conn, page))
+    query = select(runs).where(*_run_filters(page))
     if page.after is not None:  # polling: the oldest new rows first, so none is skipped
         order = (runs.c.created_at.asc(), runs.c.id.asc())
     else:
@@ -63,6 +72,59 @@ def list_runs(conn: Connection, page: RunPage) -> list[Run]:
     found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
     rows = [run_from_row(r) for r in found]
     return rows[::-1] if page.after is not None else rows
+
+
+def search_edge(conn: Connection, page: RunPage) -> tuple[int, str] | None:
+    """Where a text search of this page stopped looking: the (created_at, id) of the last
+    run it examined when older runs matching the other filters remain unexamined (a cursor
+    to search on from); None when it examined every run (or is no text search)."""
+    page = _by_id_if_found(conn, page)
+    start = _window_start(conn, page)
+    if start is None:
+        return None
+    rest = _run_filters(replace(page, output_text=None))
+    older = select(runs.c.id).where(*rest, runs.c.created_at < start).limit(1)
+    if conn.execute(older).first() is None:
+        return None
+    last = select(func.min(runs.c.id)).where(*rest, runs.c.created_at == start)
+    return start, str(conn.execute(last).scalar_one())
+
+
+def search_window(page: RunPage) -> int:
+    """How many runs a text search of this page examines (about: see `_window_start`)."""
+    return max(1, page.search_window or SEARCH_WINDOW)
+
+
+def _within_window(conn: Connection, page: RunPage) -> RunPage:
+    """A text search bounded to the runs of its window (from `_window_start` on)."""
+    start = _window_start(conn, page)
+    if start is None:
+        return page
+    return replace(page, since_ms=start if page.since_ms is None else max(page.since_ms, start))
+
+
+def _window_start(conn: Connection, page: RunPage) -> int | None:
+    """For a text search of outputs on a newest-first page: the created_at of the oldest run
+    it examines, `search_window` runs down from the cursor among those matching the other
+    filters (runs queued in that same millisecond, or in the cursor's, are examined too).
+    None: no text search, or fewer runs than that, so it examines them all. Read off the
+    (…, created_at) indexes alone; the search then reads the outputs of that range only."""
+    if not page.output_text or page.after is not None:
+        return None
+    # The cursor by its time alone, so the index answers without reading rows: runs left in
+    # the cursor's own millisecond are not counted, and are examined over the window.
+    conds = _run_filters(replace(page, output_text=None, before=None))
+    if page.before is not None:
+        conds.append(runs.c.created_at < page.before[0])
+    query = (
+        select(runs.c.created_at)
+        .where(*conds)
+        .order_by(runs.c.created_at.desc())
+        .offset(search_window(page) - 1)
+        .limit(1)
+    )
+    found = conn.execute(query).scalar()
+    return None if found is None else int(found)
 
 
 def active_run_ids(conn: Connection, page: RunPage, statuses: Sequence[str], cap: int) -> list[str]:
@@ -97,21 +159,25 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
         conds.append(_newer(runs.c.created_at, runs.c.id, page.after))
     if page.search:
         conds.append(_run_search(page.search.strip()))
+    if page.output_text:
+        conds.append(runs.c.output.contains(page.output_text, autoescape=True))
     if page.run_ids:
         conds.append(runs.c.id.in_(page.run_ids))
     return conds
 
 
 def _by_id_if_found(conn: Connection, page: RunPage) -> RunPage:
-    """A search for a run or event id, answered by the indexes: the runs it names, or the
-    page unchanged when it names none (its text is then looked for in outputs, a scan)."""
+    """A search for a run or event id, answered by the indexes: the runs it names; when it
+    names none, its text is looked for in outputs (a scan of the search's window)."""
     text = (page.search or "").strip()
     if not text:
         return page
     by_event = select(event_runs.c.run_id).where(event_runs.c.event_id == text)
     named = select(runs.c.id).where(or_(runs.c.id == text, runs.c.id.in_(by_event)))
     ids = [row.id for row in conn.execute(named)]
-    return replace(page, search=None, run_ids=tuple(ids)) if ids else page
+    if ids:
+        return replace(page, search=None, run_ids=tuple(ids))
+    return replace(page, search=None, output_text=text)
 
 
 def _run_search(text: str) -> ColumnElement[bool]:
