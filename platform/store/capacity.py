@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, Update, insert, select, update
-from weir.platform.store import dialect
-from weir.platform.store.schema import capacities, capacity_changes, lanes
+from weir.platform.store import capacity_wake
+from weir.platform.store.schema import capacities, capacity_changes
 from weir.platform.vocabulary import CapacityAction, CapacityKind
 
 CODE = "code"  # the actor of changes made by a sync
@@ -131,17 +131,8 @@ def set_capacity(
     )
     _log(conn, kind, cap_id, action, row.capacity, new, revision, actor, now)
     if kind == CapacityKind.CONCURRENCY and new > row.capacity:
-        _wake_parked(conn, now)
+        capacity_wake.wake_for(conn, cap_id, new, now)  # as many lanes as there is new room
     return _get(conn, kind, cap_id)
-
-
-def _wake_parked(conn: Connection, now: int) -> None:
-    # A raised capacity may give room to lanes parked on any of its keys; which keys belong to
-    # it is not indexed, so every parked lane looks again once (an operator's rare action).
-    conn.execute(
-        update(lanes).where(lanes.c.blocked_on.is_not(None)).values(blocked_on=None, next_at=now)
-    )
-    dialect.notify(conn, dialect.WAKE)
 
 
 def find(conn: Connection, kind: CapacityKind, ident: str) -> Capacity | None:
