@@ -139,5 +139,11 @@ async def printer(ctx: Context) -> str:
     return "printed"
 
 
+@client.function("queue-lane", name="In line", event="ui/lane", lane="event.data.who")
+async def in_line(ctx: Context) -> str:
+    await ctx.step.sleep("hold-the-lane", "1h")  # the lane stays held; later runs wait in line
+    return "done"
+
+
 app = FastAPI()
 serve(app, client)
