@@ -21,7 +21,7 @@ COLUMNS = ("NAME", "CAPACITY", "DECLARED", "DRIFT", "REVISION", "UPDATED BY")
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    helptext = "list and change live concurrency capacities of a running Weir"
+    helptext = "list and change live capacities (concurrency slots, rate meters) of a running Weir"
     p = sub.add_parser("capacity", help=helptext, description=helptext)
     actions = p.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="every capacity, its declared value and drift")
