@@ -69,7 +69,7 @@ def busy_lanes(conn: Connection, owner: Owner | None, cursor: str | None, limit:
     rows = lane_reads.busy_lanes(conn, scope, after, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
-    nxt = _encode([rows[-1].scope, rows[-1].lane]) if more else None
+    nxt = encode_cursor([rows[-1].scope, rows[-1].lane]) if more else None
     return LanePage(rows, nxt)
 
 
@@ -83,10 +83,11 @@ def members(conn: Connection, lane_hash: str, cursor: str | None, limit: int) ->
     found = lane_reads.members(conn, lane_hash, after, limit + 1)
     more = len(found) > limit
     found = found[:limit]
-    return MemberPage(found, _encode([found[-1].seq]) if more else None)
+    return MemberPage(found, encode_cursor([found[-1].seq]) if more else None)
 
 
-def _encode(value: list[object]) -> str:
+def encode_cursor(value: list[object]) -> str:
+    """An opaque cursor (also how a benchmark or a test asks for a given page)."""
     return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
 
