@@ -123,7 +123,7 @@ def join(
     payload: dict[str, Any],
     *,
     scope: str = "",
-    now: int = 0,
+    now: int | None = None,
 ) -> Joined:
     """Put a new run in its lane: holder if the lane is free, else last in line. `scope` says
     whose lanes these are (`lane_reads.scope_of`); `now` is when a free lane is taken."""
@@ -156,7 +156,7 @@ def holder(conn: Connection, lane: str) -> str | None:
     return None if value is None else str(value)
 
 
-def leave(conn: Connection, lane: str, run_id: str, now: int = 0) -> Handoff | None:
+def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> Handoff | None:
     """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
     new fence), or the lane is free; a run that ended while queued just leaves the line."""
     row = conn.execute(_LET_GO, {"b_lane": lane, "b_run": run_id}).first()
