@@ -2,6 +2,8 @@
 run in line; a lane's line in order; both paged. The queue length is a counter the joins and
 leaves keep: it must match the line exactly through joins, handoffs and runs leaving the line."""
 
+import threading
+
 import pytest
 from weir.platform.reads import lanes
 from weir.platform.reads.lanes import BadPaging, Owner
@@ -147,3 +149,30 @@ def test_a_cursor_the_listing_did_not_give_is_refused(store: Store, cursor: str)
 def test_a_limit_outside_1_to_500_is_refused(raw: str) -> None:
     with pytest.raises(BadPaging, match="limit must be a whole number from 1 to 500"):
         lanes.limit_of(raw)
+
+
+def test_the_queue_length_stays_exact_with_producers_and_leavers_at_once(store: Store) -> None:
+    """Four connections join and leave one lane at the same time (as processes would): the
+    counter is kept under the lane row's lock, so it ends equal to the line."""
+    lane = lane_id(4)
+    join(store, lane, "first", now=0)
+    errors: list[BaseException] = []
+
+    def producer(p: int) -> None:
+        try:
+            for n in range(15):
+                with store.engine.begin() as conn:
+                    fifo.join(conn, lane, "k", f"p{p}-{n}", n, {}, scope=SCOPE_A, now=n)
+                if n % 3 == 0:  # some leave the line again (cancelled while queued)
+                    with store.engine.begin() as conn:
+                        fifo.leave(conn, lane, f"p{p}-{n}", n)
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=producer, args=(p,)) for p in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert counted(store, lane) == (4 * 10, 4 * 10)
