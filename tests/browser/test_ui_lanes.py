@@ -23,6 +23,10 @@ def test_the_function_page_shows_its_lanes_and_a_lanes_line(page: Page, server: 
     members = page.locator("#lane-members tbody tr td:nth-child(2)")
     expect(members).to_have_text([runs[1], runs[2]])
 
+    page.goto(f"{server.url}/runs/{runs[2]}")  # a run in line links to its lane
+    page.locator("#run-lane").get_by_role("link").click()
+    expect(page.locator("#lane-holder")).to_contain_text(f"Run {runs[0]}")
+
 
 def test_an_unknown_lane_or_a_function_without_lanes_says_so(page: Page, server: Server) -> None:
     page.goto(server.url + "/lanes/" + "f" * 32)
