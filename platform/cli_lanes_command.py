@@ -26,6 +26,9 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     actions = p.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="busy lanes, with holder, queue length and next run")
     listing.add_argument("--function", help="only the lanes of this function (slug or id)")
+    listing.add_argument(
+        "--key", help="with --function: only the lane of this key value, busy or free"
+    )
     _paging(listing)
     add_target_arguments(listing)
     showing = actions.add_parser("show", help="one lane and its runs in line, first first")
@@ -62,11 +65,16 @@ def _list(client: httpx.Client, args: argparse.Namespace) -> int:
     params = _page(args)
     if args.function:
         params["function"] = args.function
+    if args.key is not None:
+        params["key"] = args.key
     resp = client.get("/v1/lanes", params=params)
     if resp.status_code != 200:
         return failed(resp)
     body = resp.json()
     rows = [_lane_row(lane) for lane in body["data"]]
+    if not rows and args.key is not None:
+        print(f"No lane has the key {args.key!r}: no run of it was ever created.")
+        return 0
     if not rows:
         print("No busy lane: every lane is free (none holds a run).")
         return 0

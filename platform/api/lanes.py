@@ -3,6 +3,7 @@ how many runs wait and which comes next; one lane's line in order. Read only.
 
     GET /v1/lanes?function=<slug or id>&limit=50&cursor=...   busy lanes (all functions' without
                                                               `function`)
+    GET /v1/lanes?function=<slug or id>&key=acme              the lane of one key, busy or free
     GET /v1/lanes/{lane}                                      one lane, by its id (`lane`)
     GET /v1/lanes/{lane}/members?limit=50&cursor=...          its runs in line, first first
 
@@ -18,19 +19,27 @@ from weir.platform.api.deps import platform
 from weir.platform.reads import lanes
 from weir.platform.reads.lanes import BadPaging, LaneRow, Member, Owner
 from weir.platform.registry import Function
+from weir.platform.runtime.flow.fifo import lane_id
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/lanes")
+MAX_KEY = 512  # lanes show their keys cut to this
 _LIMIT = Query(
     None, description=f"page size, 1 to {lanes.MAX_LIMIT} (default {lanes.DEFAULT_LIMIT})"
 )
 _CURSOR = Query(None, description="the `next_cursor` of the previous page")
 _FUNCTION = Query(None, description="a function's slug or id: only the lanes its runs join")
+_KEY = Query(
+    None,
+    description="with `function`: only the lane whose key reads this (as lanes show it), "
+    "busy or free",
+)
 
 
 @router.get("", responses=docs.errors(400, 401, 404))
 async def list_lanes(
     function: str | None = _FUNCTION,
+    key: str | None = _KEY,
     limit: str | None = _LIMIT,
     cursor: str | None = _CURSOR,
     weir: Platform = Depends(platform),
@@ -44,6 +53,10 @@ async def list_lanes(
         if fn.config.lane is None:
             return _error(f"function {fn.slug!r} declares no lane: its runs join none", 400)
         owner = Owner(fn.id, fn.config.lane.name)
+        if key is not None:
+            return await _one_key(weir, lane_id(fn.id, fn.config.lane, key), key)
+    elif key is not None:
+        return _error("key needs function: a key names a lane only within a function", 400)
     try:
         size = lanes.limit_of(limit)
         page = await weir.read(lambda c: lanes.busy_lanes(c, owner, cursor, size))
@@ -78,6 +91,13 @@ async def lane_members(
     except BadPaging as exc:
         return _error(str(exc), 400)
     return _ok(weir, [member_json(m) for m in page.members], page.next_cursor)
+
+
+async def _one_key(weir: Platform, lane: str, key: str) -> JSONResponse:
+    if len(key) > MAX_KEY:  # only the hash is looked up, so any text is safe to ask
+        return _error(f"key must be at most {MAX_KEY} characters (as lanes show keys)", 400)
+    found = await weir.read(lambda c: lanes.lane(c, lane))
+    return _ok(weir, [] if found is None else [lane_json(weir, found)], None)
 
 
 def find_function(weir: Platform, ident: str) -> Function | None:

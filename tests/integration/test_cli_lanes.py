@@ -67,6 +67,11 @@ def test_list_and_show_the_busy_lanes_of_a_function(weir: WeirServer) -> None:
     assert rest.returncode == 0, rest.stderr
     assert [line.split()[1] for line in rest.stdout.splitlines()[4:]] == [runs[2]]
 
+    one = lanes(weir, "list", "--function", "app-pay", "--key", "zed")
+    assert one.returncode == 0, one.stderr
+    [row] = one.stdout.splitlines()[1:]  # the header, then the one lane of that key
+    assert row.split()[2:4] == ["zed", runs[3]]
+
 
 def test_unknown_function_lane_or_bad_limit_fail_with_the_reason(weir: WeirServer) -> None:
     unknown = lanes(weir, "list", "--function", "nope")

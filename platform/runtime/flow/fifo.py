@@ -42,6 +42,17 @@ def lane_key(cand: Candidate, option: Lane) -> EvaluatedKey:
     return replace(key, hash=shared)
 
 
+def lane_id(fn_id: str, option: Lane, text: str) -> str:
+    """The id of the lane whose key reads `text` (as lanes show it; up to 512 characters), as
+    `lane_key` gives it to runs: how an operator finds a lane by its key (the lane view)."""
+    if option.name is not None:
+        return key_hash(f"{fifo_lane.GATE}\x00name\x00{option.name}\x00{text}")
+    namespace = f"{fifo_lane.GATE}\x00{fn_id}"
+    if option.key is None:
+        return key_hash(namespace)
+    return key_hash(f"{namespace}\x00{option.key}\x00{text}")
+
+
 def place(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     """Join the run's lane: it holds the lane, or it is held until the lane reaches it."""
     option = cand.fn.config.lane
