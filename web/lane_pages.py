@@ -10,6 +10,7 @@ from weir.platform.api.deps import platform
 from weir.platform.reads import lanes
 from weir.platform.reads.lanes import BadPaging, LaneRow, Owner
 from weir.platform.registry import Function
+from weir.platform.runtime.flow.fifo import lane_id
 from weir.platform.service import Platform
 from weir.web.display import clock
 from weir.web.errors import NotFound
@@ -40,16 +41,29 @@ async def lane_panel(
 
 @router.get("/functions/{slug}/lanes")
 async def function_lanes_page(
-    request: Request, slug: str, cursor: str = "", weir: Platform = Depends(platform)
+    request: Request,
+    slug: str,
+    cursor: str = "",
+    key: str | None = None,
+    weir: Platform = Depends(platform),
 ) -> HTMLResponse:
     fn = weir.registry.by_slug.get(slug)
     if fn is None:
         raise NotFound("Function not found", f"There is no function with id {slug!r}.")
-    panel = await lane_panel(weir, fn, cursor or None, lanes.DEFAULT_LIMIT)
-    if panel is None:
+    option = fn.config.lane
+    if option is None:
         raise NotFound("No lanes", f"Function {slug!r} declares no lane: its runs join none.")
+    if key is not None:  # one lane, by the key it shows, busy or free
+        one = await weir.read(lambda c: lanes.lane(c, lane_id(fn.id, option, key)))
+        panel: dict[str, Any] | None = {
+            "name": option.name,
+            "rows": [] if one is None else [_row(one)],
+            "next": None,
+        }
+    else:
+        panel = await lane_panel(weir, fn, cursor or None, lanes.DEFAULT_LIMIT)
     f = {"slug": fn.slug, "name": fn.config.name}
-    return page(request, "lanes.html", f=f, panel=panel)
+    return page(request, "lanes.html", f=f, panel=panel, key=key)
 
 
 @router.get("/lanes/{lane}")

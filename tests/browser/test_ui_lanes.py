@@ -23,6 +23,14 @@ def test_the_function_page_shows_its_lanes_and_a_lanes_line(page: Page, server: 
     members = page.locator("#lane-members tbody tr td:nth-child(2)")
     expect(members).to_have_text([runs[1], runs[2]])
 
+    page.goto(server.url + "/functions/ui-test-queue-lane/lanes")
+    page.get_by_label("Find the lane of a key").fill("acme-ui")
+    page.get_by_role("button", name="Find").click()
+    expect(page.locator("table.lanes tbody tr td.queued")).to_have_text(["2"])
+    page.get_by_label("Find the lane of a key").fill("nobody")
+    page.get_by_role("button", name="Find").click()
+    expect(page.locator("#lanes-none")).to_contain_text("No lane has the key")
+
     page.goto(f"{server.url}/runs/{runs[2]}")  # a run in line links to its lane
     page.locator("#run-lane").get_by_role("link").click()
     expect(page.locator("#lane-holder")).to_contain_text(f"Run {runs[0]}")
