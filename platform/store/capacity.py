@@ -58,16 +58,16 @@ class RevisionConflict(Exception):
         )
 
 
-_SIZES = select(capacities.c.id, capacities.c.capacity)
+_SIZES = select(capacities.c.id, capacities.c.capacity).where(
+    capacities.c.kind == CapacityKind.CONCURRENCY
+)
 
 
-def sizes(
-    conn: Connection, ids: Sequence[str], kind: CapacityKind = CapacityKind.CONCURRENCY
-) -> dict[str, int]:
-    """The stored capacities of `kind` among `ids` (those not stored yet are left out)."""
+def sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """The stored concurrency capacities among `ids` (those not stored yet are left out)."""
     if not ids:
         return {}
-    rows = conn.execute(_SIZES.where(capacities.c.kind == kind, capacities.c.id.in_(list(ids))))
+    rows = conn.execute(_SIZES.where(capacities.c.id.in_(list(ids))))
     return {str(row.id): int(row.capacity) for row in rows}
 
 
@@ -133,6 +133,17 @@ def set_capacity(
     if kind == CapacityKind.CONCURRENCY and new > row.capacity:
         capacity_wake.wake_for(conn, cap_id, new, now)  # as many lanes as there is new room
     return _get(conn, kind, cap_id)
+
+
+_METER_SIZES = select(capacities.c.id, capacities.c.capacity).where(
+    capacities.c.kind == CapacityKind.METER
+)
+
+
+def meter_sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """The stored limits of rate meters among `ids` (those not stored yet are left out)."""
+    rows = conn.execute(_METER_SIZES.where(capacities.c.id.in_(list(ids))))
+    return {str(row.id): int(row.capacity) for row in rows}
 
 
 def find_any(conn: Connection, ident: str) -> Capacity | None:

@@ -25,7 +25,6 @@ from weir.platform.gates.decisions import to_json
 from weir.platform.store import capacity, dialect
 from weir.platform.store.schema import queue, rolling_log, rolling_scopes, runs
 from weir.platform.store.start_throttle import BUSY, Verdict
-from weir.platform.vocabulary import CapacityKind
 
 PAYLOAD_KEY = "rolling"  # in a start item's payload: a list of Scope dicts
 SWEEP_ON_CREATE = 2  # idle scopes a new scope deletes
@@ -120,7 +119,7 @@ def _sized(conn: Connection, scopes: list[Scope]) -> list[Scope]:
     (the rule compares with entry `count - limit`, so a lowered limit never counts entries
     given before it twice, and a raised one finds the older entries it now looks at)."""
     ids = [scope.capacity for scope in scopes if scope.capacity]
-    stored = capacity.sizes(conn, ids, CapacityKind.METER) if ids else {}
+    stored = capacity.meter_sizes(conn, ids) if ids else {}
     return [
         replace(scope, limit=stored[scope.capacity]) if scope.capacity in stored else scope
         for scope in scopes
