@@ -13,7 +13,7 @@ from typing import Any
 
 import uvicorn
 from weir.expressions import Budget
-from weir.platform import cli_capacity_command, cli_support, cli_sync_command
+from weir.platform import cli_capacity_command, cli_lanes_command, cli_support, cli_sync_command
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.server import protocol_class
@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_common(sub.add_parser(name, help=helptext, description=helptext))
     cli_sync_command.add_parser(sub)
     cli_capacity_command.add_parser(sub)
+    cli_lanes_command.add_parser(sub)
     cli_support.extend(parser)
     return parser
 
@@ -352,6 +353,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
         sys.exit(cli_sync_command.run(args))
     if args.command == "capacity":
         sys.exit(cli_capacity_command.run(args))
+    if args.command == "lanes":
+        sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))

@@ -21,7 +21,7 @@ COLUMNS = ("NAME", "CAPACITY", "DECLARED", "DRIFT", "REVISION", "UPDATED BY")
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    helptext = "list and change live concurrency capacities of a running Weir"
+    helptext = "list and change live capacities (concurrency slots, rate meters) of a running Weir"
     p = sub.add_parser("capacity", help=helptext, description=helptext)
     actions = p.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="every capacity, its declared value and drift")
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 def _list(client: httpx.Client) -> int:
     resp = client.get("/v1/capacity")
     if resp.status_code != 200:
-        return _failed(resp)
+        return failed(resp)
     rows = [_row(c) for c in resp.json()["data"]]
     if not rows:
         print("No capacity yet: they are created when an app declares its limits.")
@@ -108,14 +108,15 @@ def _change(client: httpx.Client, args: argparse.Namespace) -> int:
         body["capacity"] = args.capacity
     resp = client.post(f"/v1/capacity/{quote(args.name, safe='')}/{args.action}", json=body)
     if resp.status_code != 200:
-        return _failed(resp)
+        return failed(resp)
     cap = resp.json()["data"]
     drift = f"; the code declares {cap['declared']} (drift)" if cap["drift"] else ""
     print(f"{cap['name']}: capacity {cap['capacity']}, revision {cap['revision']}{drift}")
     return 0
 
 
-def _failed(resp: httpx.Response) -> int:
+def failed(resp: httpx.Response) -> int:
+    """Say why the API refused (shared by `weir lanes`)."""
     if resp.status_code == 401:
         print("This Weir wants a login: pass --admin-token (or WEIR_ADMIN_TOKEN).", file=sys.stderr)
         return 1

@@ -96,6 +96,7 @@ class CapacityKind(StrEnum):
     """`capacities.kind`: what a live capacity limits."""
 
     CONCURRENCY = "concurrency"  # slots of a concurrency key or scope
+    METER = "meter"  # authorizations per window of a rolling window or shared meter
 
 
 class CapacityAction(StrEnum):

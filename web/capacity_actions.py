@@ -48,6 +48,8 @@ async def _change(
         return back(PAGE, problem=f"Capacity not changed: {missing}.")
     except capacities.RevisionConflict as conflict:
         return back(PAGE, problem=f"Capacity not changed: {conflict}.")
+    except capacities.CapacityOutOfRange as wrong:
+        return back(PAGE, problem=f"Capacity not changed: {wrong}.")
     return back(PAGE, flash=f"{done.name}: capacity {done.capacity} (revision {done.revision}).")
 
 

@@ -10,9 +10,10 @@ from weir.platform.functions.describe import describe_function, describe_trigger
 from weir.platform.reads import bulk, catalog, events, scopes
 from weir.platform.reads.records import Capacity, EventPage, RunPage
 from weir.platform.registry import Function
+from weir.platform.runtime import rate_capacities
 from weir.platform.runtime.scopes import of_function
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
+from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
 from weir.web import display
 
 
@@ -151,16 +152,20 @@ def _capacities(fn: Function, stored: dict[str, Capacity]) -> list[dict[str, Any
     """The function's limits with their live capacities; drift: this function's code declares
     another value than the one in force."""
     shown = []
-    for decl in of_function(fn):
-        cap = stored.get(decl.capacity_id)
+    slots, meter = CapacityKind.CONCURRENCY, CapacityKind.METER
+    limits = [(slots, d.capacity_id, d.name, d.limit) for d in of_function(fn)]
+    limits += [(meter, d.capacity_id, d.name, d.limit) for d in rate_capacities.of_function(fn)]
+    for kind, capacity_id, name, limit in limits:
+        cap = stored.get(capacity_id)
         shown.append(
             {
-                "id": decl.capacity_id,
-                "name": cap.name if cap is not None else decl.name,
-                "capacity": cap.capacity if cap is not None else decl.limit,
-                "declared": decl.limit,
+                "id": capacity_id,
+                "kind": kind,
+                "name": cap.name if cap is not None else name,
+                "capacity": cap.capacity if cap is not None else limit,
+                "declared": limit,
                 "revision": cap.revision if cap is not None else None,
-                "drift": cap is not None and cap.capacity != decl.limit,
+                "drift": cap is not None and cap.capacity != limit,
                 "updated_by": cap.updated_by if cap is not None else None,
             }
         )

@@ -9,7 +9,7 @@ from weir.platform.api.deps import platform
 from weir.platform.reads import catalog, events
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.web import data, display, event_detail, playground, run_detail
+from weir.web import data, display, event_detail, lane_pages, playground, run_detail
 from weir.web.errors import NotFound
 from weir.web.login import protect_form
 from weir.web.render import page
@@ -160,6 +160,7 @@ async def _function_page(
         run_ms=run_ms,
         outcome=outcome,
         note=note,
+        lanes=await lane_pages.lane_panel(weir, fn),
     )
 
 

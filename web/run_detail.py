@@ -53,7 +53,16 @@ def context(weir: Platform, view: RunView, app_names: dict[str, str]) -> dict[st
         "links": _links(weir, view),
         "warnings": list(run.warnings),
         "can_rerun": bool(view.events) and run.function_id in weir.registry.by_id,
+        "lane": _lane(run.keys) if not run.ended else None,
     }
+
+
+def _lane(keys: dict[str, Any]) -> dict[str, str] | None:
+    """The FIFO lane an unfinished run holds or waits in, for a link to its line."""
+    lane = keys.get("lane")
+    if not isinstance(lane, dict) or not isinstance(lane.get("hash"), str):
+        return None
+    return {"hash": str(lane["hash"]), "key": str(lane.get("key", ""))}
 
 
 def state_dict(state: RunState, now: int) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from weir.web import actions, api, capacity_actions, errors, login, pages
+from weir.web import actions, api, capacity_actions, errors, lane_pages, login, pages
 from weir.web.render import HERE
 
 
 def mount(app: FastAPI) -> None:
-    for router in (api.router, actions.router, capacity_actions.router, login.router, pages.router):
+    routers = (api.router, actions.router, capacity_actions.router, lane_pages.router)
+    for router in (*routers, login.router, pages.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     errors.install(app)

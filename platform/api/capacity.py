@@ -127,6 +127,8 @@ async def _change(ident: str, request: Request, weir: Platform, *, reset: bool) 
         done = await weir.write(lambda tx: capacities.change(tx, req))
     except capacities.CapacityNotFound:
         return _missing(ident)
+    except capacities.CapacityOutOfRange as exc:
+        return JSONResponse({"error": str(exc)}, 400)
     except capacities.RevisionConflict as conflict:
         data = {"error": str(conflict), "current": capacity_json(conflict.current)}
         return JSONResponse(data, 409)

@@ -9,7 +9,6 @@ from weir.platform.store import capacity
 from weir.platform.store import queue as q
 from weir.platform.store.capacity import Capacity, Change
 from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import CapacityKind
 
 GATE = "concurrency"
 
@@ -55,7 +54,7 @@ def capacities(conn: Connection) -> list[Capacity]:
 
 
 def capacity_view(conn: Connection, ident: str) -> CapacityView | None:
-    found = capacity.find(conn, CapacityKind.CONCURRENCY, ident)
+    found = capacity.find_any(conn, ident)
     if found is None:
         return None
     return CapacityView(found, capacity.changes(conn, found.kind, found.id))

@@ -1,19 +1,28 @@
-"""Operators changing live capacities: `weir capacity set|reset`, the API and the UI."""
+"""Operators changing live capacities: `weir capacity set|reset`, the API and the UI. A
+capacity is a concurrency limit's slots or a rate meter's authorizations per window."""
 
 from dataclasses import dataclass
 
+from weir.platform.gates import rolling_window as rw
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import capacity
 from weir.platform.store.capacity import Capacity, RevisionConflict
 from weir.platform.vocabulary import CapacityKind
 
-__all__ = ["Capacity", "CapacityNotFound", "RevisionConflict", "change"]
+__all__ = ["Capacity", "CapacityNotFound", "CapacityOutOfRange", "RevisionConflict", "change"]
 MAX_CAPACITY = 1_000_000  # far beyond any sensible number of slots; keeps typos out
 MAX_ACTOR = 200
 
 
 class CapacityNotFound(LookupError):
     pass
+
+
+class CapacityOutOfRange(ValueError):
+    """The size is past what this kind of capacity allows (a meter: its window's bound)."""
+
+
+MAXIMUM = {CapacityKind.CONCURRENCY: MAX_CAPACITY, CapacityKind.METER: rw.MAX_LIMIT}
 
 
 @dataclass(frozen=True)
@@ -42,9 +51,15 @@ def check(size: object, revision: object, *, needs_size: bool) -> str | None:
 
 def change(tx: Tx, req: Request) -> Capacity:
     """Set or reset; raises CapacityNotFound or RevisionConflict (nothing changes then)."""
-    found = capacity.find(tx.conn, CapacityKind.CONCURRENCY, req.ident)
+    found = capacity.find_any(tx.conn, req.ident)
     if found is None:
         raise CapacityNotFound(f"no capacity named {req.ident!r} (see `weir capacity list`)")
+    most = MAXIMUM[found.kind]
+    if req.size is not None and req.size > most:
+        raise CapacityOutOfRange(
+            f"capacity of {found.name!r} must be an integer from 1 to {most} "
+            f"(a {found.kind} capacity), got {req.size}"
+        )
     actor = req.actor[:MAX_ACTOR]
     done = capacity.set_capacity(
         tx.conn, found.kind, found.id, req.size, req.expected_revision, actor, tx.now

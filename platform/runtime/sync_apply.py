@@ -7,7 +7,7 @@ from typing import Any
 from weir.platform.functions import AppSync, FunctionConfig
 from weir.platform.ids import new_id
 from weir.platform.observability import notes
-from weir.platform.runtime import meters
+from weir.platform.runtime import meters, rate_capacities
 from weir.platform.runtime.scopes import declared
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import capacity, catalog
@@ -87,6 +87,9 @@ def declare_capacities(tx: Tx, app_id: str, sync: AppSync) -> None:
         for decl in declared(fn_id, config.slug, app_id, sync.app_name, config):
             kind = CapacityKind.CONCURRENCY
             capacity.declare(tx.conn, kind, decl.capacity_id, decl.name, decl.limit, tx.now)
+        for rate in rate_capacities.declared(fn_id, config.slug, config):
+            meter = CapacityKind.METER
+            capacity.declare(tx.conn, meter, rate.capacity_id, rate.name, rate.limit, tx.now)
 
 
 def _synced(sync: AppSync, *, modified: bool) -> notes.Note:

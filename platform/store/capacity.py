@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, Update, bindparam, insert, select, update
-from weir.platform.store import dialect
+from weir.platform.store import capacity_wake
 from weir.platform.store.fast import Fast
-from weir.platform.store.schema import capacities, capacity_changes, lanes
+from weir.platform.store.schema import capacities, capacity_changes
 from weir.platform.vocabulary import CapacityAction, CapacityKind
 
 CODE = "code"  # the actor of changes made by a sync
@@ -138,17 +138,28 @@ def set_capacity(
     )
     _log(conn, kind, cap_id, action, row.capacity, new, revision, actor, now)
     if kind == CapacityKind.CONCURRENCY and new > row.capacity:
-        _wake_parked(conn, now)
+        capacity_wake.wake_for(conn, cap_id, new, now)  # as many lanes as there is new room
     return _get(conn, kind, cap_id)
 
 
-def _wake_parked(conn: Connection, now: int) -> None:
-    # A raised capacity may give room to lanes parked on any of its keys; which keys belong to
-    # it is not indexed, so every parked lane looks again once (an operator's rare action).
-    conn.execute(
-        update(lanes).where(lanes.c.blocked_on.is_not(None)).values(blocked_on=None, next_at=now)
-    )
-    dialect.notify(conn, dialect.WAKE)
+_METER_SIZES = select(capacities.c.id, capacities.c.capacity).where(
+    capacities.c.kind == CapacityKind.METER
+)
+
+
+def meter_sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """The stored limits of rate meters among `ids` (those not stored yet are left out)."""
+    rows = conn.execute(_METER_SIZES.where(capacities.c.id.in_(list(ids))))
+    return {str(row.id): int(row.capacity) for row in rows}
+
+
+def find_any(conn: Connection, ident: str) -> Capacity | None:
+    """By name, else by id, whatever its kind (names and ids differ between kinds)."""
+    for kind in CapacityKind:
+        found = find(conn, kind, ident)
+        if found is not None:
+            return found
+    return None
 
 
 def find(conn: Connection, kind: CapacityKind, ident: str) -> Capacity | None:

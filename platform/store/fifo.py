@@ -36,6 +36,10 @@ def _join_statement(dialect: Any) -> Any:
             "holder": case((free, lanes.excluded.holder), else_=fifo_lanes.c.holder),
             "fence": case((free, fifo_lanes.c.fence + 1), else_=fifo_lanes.c.fence),
             "next_seq": case((free, fifo_lanes.c.next_seq), else_=fifo_lanes.c.next_seq + 1),
+            # for the lane view (store/lane_reads.py)
+            "held_since": case((free, lanes.excluded.held_since), else_=fifo_lanes.c.held_since),
+            "queued": case((free, fifo_lanes.c.queued), else_=fifo_lanes.c.queued + 1),
+            "scope": lanes.excluded.scope,
         },
     ).returning(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq)
 
@@ -44,7 +48,12 @@ _JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgr
 _HOLD = (
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
-    .values(holder=_p("holder"), fence=fifo_lanes.c.fence + 1)
+    .values(
+        holder=_p("holder"),
+        fence=fifo_lanes.c.fence + 1,
+        held_since=_p("now"),
+        queued=fifo_lanes.c.queued - 1,  # the new holder came from the line
+    )
     .returning(fifo_lanes.c.fence)
 )
 # Locks the lane row whoever leaves (so leaving runs and joining runs of a lane take turns on
@@ -69,6 +78,9 @@ _POP_FIRST = (
     .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
 )
 _DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
+_DEQUEUED = (
+    update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(queued=fifo_lanes.c.queued - 1)
+)
 _HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
 _IN_FLIGHT = select(func.max(queue.c.available_at)).where(
     queue.c.run_id == _p("run"),
@@ -109,9 +121,22 @@ def join(
     run_id: str,
     start_at: int,
     payload: dict[str, Any],
+    *,
+    scope: str = "",
+    now: int | None = None,
 ) -> Joined:
-    """Put a new run in its lane: holder if the lane is free, else last in line."""
-    new = {"lane": lane, "key": key, "holder": run_id, "fence": 1, "next_seq": 0}
+    """Put a new run in its lane: holder if the lane is free, else last in line. `scope` says
+    whose lanes these are (`lane_reads.scope_of`); `now` is when a free lane is taken."""
+    new = {
+        "lane": lane,
+        "key": key,
+        "holder": run_id,
+        "fence": 1,
+        "next_seq": 0,
+        "scope": scope,
+        "held_since": now,
+        "queued": 0,
+    }
     row = conn.execute(_JOIN[conn.dialect.name], new).one()  # waits for a producer ahead
     if row.holder == run_id:
         return Joined(holder=run_id, fence=int(row.fence))
@@ -131,17 +156,19 @@ def holder(conn: Connection, lane: str) -> str | None:
     return None if value is None else str(value)
 
 
-def leave(conn: Connection, lane: str, run_id: str) -> Handoff | None:
+def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> Handoff | None:
     """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
     new fence), or the lane is free; a run that ended while queued just leaves the line."""
     row = conn.execute(_LET_GO, {"b_lane": lane, "b_run": run_id}).first()
     if row is None or row.holder is not None:
-        conn.execute(_DROP_RUN, {"b_run": run_id})  # it was queued, not the holder
+        if conn.execute(_DROP_RUN, {"b_run": run_id}).rowcount:  # it was queued, not the holder
+            conn.execute(_DEQUEUED, {"b_lane": lane})
         return None
     nxt = conn.execute(_POP_FIRST, {"b_lane": lane}).first()
     if nxt is None:
         return None  # nobody in line: the lane stays free
-    fence = conn.execute(_HOLD, {"b_lane": lane, "b_holder": nxt.run_id}).scalar_one()
+    hold = {"b_lane": lane, "b_holder": nxt.run_id, "b_now": now}
+    fence = conn.execute(_HOLD, hold).scalar_one()
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
 
 

@@ -16,13 +16,13 @@ is deleted (by retention, and by each newly created scope, two at a time).
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import to_json
-from weir.platform.store import dialect
+from weir.platform.store import capacity, dialect
 from weir.platform.store.schema import queue, rolling_log, rolling_scopes, runs
 from weir.platform.store.start_throttle import BUSY, Verdict
 
@@ -69,6 +69,7 @@ class Scope:
     window_ms: int
     key: str = ""
     rate_name: str | None = None
+    capacity: str = ""  # the live capacity whose stored size replaces `limit` ("": none)
 
     @property
     def config(self) -> rw.WindowConfig:
@@ -96,6 +97,7 @@ def check(
     if not specs:
         return then(conn, row, item_payload, now)
     scopes = sorted({spec["hash"]: Scope(**spec) for spec in specs}.values(), key=_by_hash)
+    scopes = _sized(conn, scopes)
     for scope in scopes:
         if not dialect.try_lock(conn, dialect.GATE_KEY, f"{rw.GATE}:{scope.hash}"):
             return BUSY
@@ -110,6 +112,18 @@ def check(
         if not all(one.exists for one in decided):  # new scopes appear: clear out idle ones
             sweep(conn, now, SWEEP_ON_CREATE)
     return verdict
+
+
+def _sized(conn: Connection, scopes: list[Scope]) -> list[Scope]:
+    """Each scope at its live limit: an operator's change applies to the next authorization
+    (the rule compares with entry `count - limit`, so a lowered limit never counts entries
+    given before it twice, and a raised one finds the older entries it now looks at)."""
+    ids = [scope.capacity for scope in scopes if scope.capacity]
+    stored = capacity.meter_sizes(conn, ids) if ids else {}
+    return [
+        replace(scope, limit=stored[scope.capacity]) if scope.capacity in stored else scope
+        for scope in scopes
+    ]
 
 
 def _by_hash(scope: Scope) -> str:

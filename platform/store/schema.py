@@ -208,6 +208,20 @@ fifo_lanes = Table(
     Column("holder", ID, nullable=True),
     Column("fence", BigInteger, nullable=False, server_default="0"),
     Column("next_seq", BigInteger, nullable=False, server_default="0"),
+    # Read by the lane view (store/lane_reads.py), kept by the joins and leaves: whose lanes
+    # ("fn:<function id>" or "name:<lane name>"), since when the holder has the lane, and how
+    # many runs are in line (a counter: a long line is never counted row by row).
+    Column("scope", Text, nullable=False, server_default=""),
+    Column("held_since", BigInteger, nullable=True),
+    Column("queued", BigInteger, nullable=False, server_default="0"),
+    # Busy lanes only (those with a holder; a lane with runs in line always has one).
+    Index(
+        "ix_fifo_lanes_busy",
+        "scope",
+        "lane",
+        sqlite_where=text("holder IS NOT NULL"),
+        postgresql_where=text("holder IS NOT NULL"),
+    ),
 )
 
 # The runs queued behind a lane's holder, in admission order; they have no queue item yet, so

@@ -31,3 +31,21 @@ def test_set_a_capacity_see_the_drift_and_reset_it(page: Page, server: Server) -
     expect(page.get_by_role("status").first).to_contain_text("scope ui-printer: capacity 2")
     row = _capacities(page)
     expect(row.locator(".drift")).to_have_count(0)
+
+
+def test_a_rate_meter_is_a_live_capacity_set_per_window(page: Page, server: Server) -> None:
+    page.goto(server.url + "/functions")
+    fn = page.locator("#functions-body > tr", has_text="Metered")
+    fn.locator("details > summary").click()
+    row = fn.locator("table.capacities tbody tr", has_text="meter ui-stripe")
+    expect(row.locator("td").nth(1)).to_have_text("5")
+    row.get_by_label("New capacity of meter ui-stripe").fill("100001")
+    row.get_by_role("button", name="Set").click()
+    expect(page.get_by_role("alert").first).to_contain_text("from 1 to 100000")
+    fn = page.locator("#functions-body > tr", has_text="Metered")
+    fn.locator("details > summary").click()
+    row = fn.locator("table.capacities tbody tr", has_text="meter ui-stripe")
+    expect(row).to_contain_text("Per window")
+    row.get_by_label("New capacity of meter ui-stripe").fill("2")
+    row.get_by_role("button", name="Set").click()
+    expect(page.get_by_role("status").first).to_contain_text("meter ui-stripe: capacity 2")

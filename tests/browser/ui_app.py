@@ -11,6 +11,7 @@ from weir.sdk import (
     Context,
     Debounce,
     RateLimit,
+    RollingWindow,
     Scope,
     Throttle,
     Weir,
@@ -137,6 +138,22 @@ async def batched(ctx: Context) -> int:
 @client.function("printer", name="Printer", event="ui/print", scopes=[Scope(2, name="ui-printer")])
 async def printer(ctx: Context) -> str:
     return "printed"
+
+
+@client.function("queue-lane", name="In line", event="ui/lane", lane="event.data.who")
+async def in_line(ctx: Context) -> str:
+    await ctx.step.sleep("hold-the-lane", "1h")  # the lane stays held; later runs wait in line
+    return "done"
+
+
+@client.function(
+    "metered",
+    name="Metered",
+    event="ui/metered",
+    rolling_window=[RollingWindow(5, "1s", rate_name="ui-stripe")],
+)
+async def metered(ctx: Context) -> str:
+    return "charged"
 
 
 app = FastAPI()

@@ -21,3 +21,18 @@ def test_every_flag_is_in_the_settings_table(command: str) -> None:
     text = OPERATIONS.read_text()
     missing = [flag for flag in _flags(command) if f"`{flag}" not in text]
     assert not missing, f"docs/operations.md does not document {missing}"
+
+
+@pytest.mark.parametrize(("command", "action"), [("lanes", "list"), ("lanes", "show")])
+def test_every_flag_of_the_operator_commands_is_documented(command: str, action: str) -> None:
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    inner = sub.choices[command]
+    actions = next(a for a in inner._actions if isinstance(a, argparse._SubParsersAction))
+    flags = [
+        a.option_strings[-1]
+        for a in actions.choices[action]._actions
+        if a.option_strings and a.dest != "help"
+    ]
+    missing = [flag for flag in flags if f"`{flag}" not in OPERATIONS.read_text()]
+    assert not missing, f"docs/operations.md does not document {missing} of weir {command}"

@@ -20,7 +20,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan, enqueue_call, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import fifo, run_records
+from weir.platform.store import fifo, lane_reads, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import QueueKind
@@ -42,13 +42,34 @@ def lane_key(cand: Candidate, option: Lane) -> EvaluatedKey:
     return replace(key, hash=shared)
 
 
+def lane_id(fn_id: str, option: Lane, text: str) -> str:
+    """The id of the lane whose key reads `text` (as lanes show it; up to 512 characters), as
+    `lane_key` gives it to runs: how an operator finds a lane by its key (the lane view)."""
+    if option.name is not None:
+        return key_hash(f"{fifo_lane.GATE}\x00name\x00{option.name}\x00{text}")
+    namespace = f"{fifo_lane.GATE}\x00{fn_id}"
+    if option.key is None:
+        return key_hash(namespace)
+    return key_hash(f"{namespace}\x00{option.key}\x00{text}")
+
+
 def place(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     """Join the run's lane: it holds the lane, or it is held until the lane reaches it."""
     option = cand.fn.config.lane
     if option is None or plan.run_id is None:
         return plan
     key = lane_key(cand, option)
-    joined = fifo.join(tx.conn, key.hash, key.text, plan.run_id, plan.start_at, plan.start_payload)
+    scope = lane_reads.scope_of(cand.fn.id, option.name)
+    joined = fifo.join(
+        tx.conn,
+        key.hash,
+        key.text,
+        plan.run_id,
+        plan.start_at,
+        plan.start_payload,
+        scope=scope,
+        now=tx.now,
+    )
     lane = {"key": key.text, "hash": key.hash}
     if joined.holds:
         return replace(plan, keys={**plan.keys, LANE: {**lane, "fence": joined.fence}})
@@ -68,7 +89,7 @@ def leave(tx: Tx, run: Run) -> None:
     if leased is not None and fifo.holder(tx.conn, lane_hash) == run.id:
         _arm(tx, run, leased)
         return
-    handoff = fifo.leave(tx.conn, lane_hash, run.id)
+    handoff = fifo.leave(tx.conn, lane_hash, run.id, tx.now)
     while handoff is not None:
         nxt = run_records.get_run(tx.conn, handoff.run_id)
         if nxt is not None and not nxt.ended:
@@ -86,7 +107,7 @@ def leave(tx: Tx, run: Run) -> None:
             held = {**nxt.keys[LANE], "fence": handoff.fence}
             run_records.lane_handed(tx.conn, nxt.id, {**nxt.keys, LANE: held})
             return
-        handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id)  # gone meanwhile: skip it
+        handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 
 
 def _arm(tx: Tx, run: Run, at: int) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from weir.expressions import key_hash, stable_key
 from weir.platform.functions import RollingWindow
 from weir.platform.gates.rolling_window import GATE
+from weir.platform.runtime import rate_capacities
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key, evaluate_value
 from weir.platform.runtime.runs import RunPlan
@@ -24,7 +25,11 @@ def place_windows(cand: Candidate, plan: RunPlan) -> RunPlan:
     windows = cand.fn.config.rolling_windows
     if not windows:
         return plan
-    scopes = [_scope(cand, window) for window in windows]
+    sized = rate_capacities.for_windows(cand.fn.id, cand.fn.slug, windows)
+    scopes = [
+        replace(_scope(cand, window), capacity=decl.capacity_id)
+        for window, decl in zip(windows, sized, strict=True)
+    ]
     shown = [{"key": s.key, "hash": s.hash, "meter": s.rate_name} for s in scopes]
     return replace(
         plan,
