@@ -7,19 +7,26 @@ were parsed there again.
 
 Both sides use the pool worker's own code: the asker frames the request a pool worker takes,
 naming the object by key without its bytes (`evaluate_held`), and the holder answers it with
-`_worker`'s answer under the memory budget (`answer_held`). So results and error reasons are
-those the same object sent as bytes to a pool worker gets. The asker keeps the time budget:
-past it, it stops the holder (kills the process), as the pool does its workers.
+`_worker`'s answer (`answer_held`). So results and error reasons are those the same object
+sent as bytes to a pool worker gets. The holder evaluates each request in a child process it
+forks (`answer_held_forked`): the child shares the parsed object without a copy, caps its own
+memory and is killed at the time budget, and the holder lives on for the next request. The
+asker waits a little longer than the budget, then stops the holder itself.
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import select
+import signal
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
+
+import cel
 
 from . import _worker
 from ._budget import current_budget
@@ -27,8 +34,10 @@ from ._errors import BudgetExceeded
 from ._expression import Expression
 from ._pool import _outcome, _stopped_reason
 
-# (memory budget in bytes, the pool worker's request): what the holder gets.
-HeldRequest = tuple[int, tuple[Any, ...]]
+# (time budget in ms, memory budget in bytes, the pool worker's request): what the holder gets.
+HeldRequest = tuple[int, int, tuple[Any, ...]]
+# How much longer than the time budget the asker waits for the holder's own verdict.
+GRACE_MS = 1000
 # Sends a request to the holder and returns its (verdict, payload) by the deadline
 # (time.monotonic()), or raises HolderStopped.
 Exchange = Callable[[HeldRequest, float], tuple[str, Any]]
@@ -63,11 +72,13 @@ def evaluate_held(expression: Expression, variable: str, key: str, exchange: Exc
     budget = current_budget()
     documents = ((variable, key, None, expression._trie[variable]),)
     request = (expression.source, budget.result_bytes, "json", b"{}", documents)
-    deadline = time.monotonic() + budget.time_ms / 1000
+    deadline = time.monotonic() + (budget.time_ms + GRACE_MS) / 1000
     try:
-        verdict, payload = exchange((budget.memory_bytes, request), deadline)
+        verdict, payload = exchange((budget.time_ms, budget.memory_bytes, request), deadline)
     except HolderStopped as stop:
-        raise BudgetExceeded(expression.source, _stopped_reason(stop.what, budget)) from None
+        verdict, payload = "stopped", stop.what
+    if verdict == "stopped":
+        raise BudgetExceeded(expression.source, _stopped_reason(payload, budget)) from None
     if verdict == "missing":
         raise NotHeld(f"the holder no longer has {key!r}")
     return _outcome(expression.source, verdict, payload, budget)
@@ -77,12 +88,80 @@ _programs: dict[str, Any] = {}  # the holder's compiled programs, as a pool work
 
 
 def answer_held(held: OrderedDict[str, Any], request: HeldRequest) -> bytes:
-    """The holder's framed answer to `request` over the objects it holds (key -> value)."""
-    memory_bytes, worker_request = request
+    """The framed answer to `request` over the objects held (key -> value), evaluated here
+    under the memory budget (a runaway allocation aborts this process) but not the time one."""
+    _, memory_bytes, worker_request = request
     if len(_programs) >= _worker.MAX_PROGRAMS:
         _programs.clear()
     with _address_space_cap(memory_bytes):
         return _worker._answer(_programs, held, worker_request)
+
+
+def answer_held_forked(held: OrderedDict[str, Any], request: HeldRequest) -> bytes:
+    """`answer_held` in a forked child, killed past the time budget; a child that died or was
+    killed gives ("stopped", "died" or "time"), which `evaluate_held` words as the pool does.
+    The caller must be single-threaded (it forks)."""
+    time_ms = request[0]
+    source = request[2][0]
+    if len(_programs) >= _worker.MAX_PROGRAMS:
+        _programs.clear()
+    if source not in _programs:  # compiled once here, so every child has it
+        with suppress(BaseException):  # a refusal is the child's to word, as a worker does
+            _programs[source] = cel.compile(source)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer, and leave without running anything of the parent's
+        status = 1
+        try:
+            os.close(read_end)
+            left = memoryview(answer_held(held, request))
+            while left:
+                left = left[os.write(write_end, left) :]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        answer = _read_all(read_end, time.monotonic() + time_ms / 1000)
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        answer = _worker.frame(("stopped", "time"))
+    finally:
+        os.close(read_end)
+    if not _whole(answer):  # it ended before it answered: its memory cap aborted it
+        answer = _worker.frame(("stopped", "died"))
+    _reap_later(pid)
+    return answer
+
+
+def _whole(answer: bytes) -> bool:
+    header = _worker.HEADER_BYTES
+    return len(answer) >= header and len(answer) == header + int.from_bytes(answer[:header], "big")
+
+
+def _read_all(fd: int, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+_children: list[int] = []
+
+
+def _reap_later(pid: int) -> None:
+    """Reap the children that have exited, without waiting: a killed child with a large heap
+    takes a while to go, and the answer should not wait for it."""
+    _children.append(pid)
+    for child in list(_children):
+        done, _ = os.waitpid(child, os.WNOHANG)
+        if done:
+            _children.remove(child)
 
 
 @contextmanager

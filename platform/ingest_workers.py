@@ -5,8 +5,8 @@ event into canonical JSON for a request to an app (`canonical`).
 With `foresee`, the worker that parsed a body keeps its large events parsed and evaluates on
 them the expressions admission will need (`weir.expressions.held`), before the transaction:
 the event is parsed once, an evaluation's budget starts as soon as the event is checked, and
-the writer takes the outcomes instead of evaluating. An evaluation past its time budget kills
-the worker (the pool replaces it); the rest is then evaluated the usual way.
+the writer takes the outcomes instead of evaluating. Each evaluation runs in a child the worker
+forks (sharing the parsed event), killed past the time budget; the worker itself lives on.
 
 Parsing 3 MiB into Python objects, checking every value and serializing it again takes
 50-200 ms of GIL in one piece, during which no other request of the process is answered. A
@@ -43,7 +43,7 @@ from weir.expressions.held import (
     HeldRequest,
     HolderStopped,
     NotHeld,
-    answer_held,
+    answer_held_forked,
     evaluate_held,
     reads,
 )
@@ -308,7 +308,7 @@ def _hold(stdin: IO[bytes], stdout: IO[bytes], body: bytes, now_ms: int) -> None
         if op != "evaluate":
             return  # "done"
         try:
-            answer = answer_held(kept, args[0])
+            answer = answer_held_forked(kept, args[0])
         except Exception as error:  # e.g. MemoryError while framing a result: that one fails
             answer = _frame(("error", f"{type(error).__name__}: {error}"))
         stdout.write(answer)  # already framed as _write frames

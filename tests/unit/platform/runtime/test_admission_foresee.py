@@ -114,8 +114,8 @@ def test_the_events_total_budget_holds_across_functions(
     )
     got = refusals(h, send_large(h, NOON, hostile(), monkeypatch))
     assert len(got) == 4
-    # Two costly evaluations (the first in the ingest worker, which it stopped; the second
-    # the usual way, still before the transaction), then the event's budget is spent.
+    # Two costly evaluations (each in a child of the ingest worker, stopped at the budget),
+    # then the event's budget is spent.
     assert sum("exceeded its cost budget of 300 ms" in d for d in got) == 2
     assert (
         sum("the event already used its total expression budget of 600 ms" in d for d in got) == 2
