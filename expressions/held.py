@@ -36,6 +36,7 @@ from ._pool import _outcome, _stopped_reason
 
 # (time budget in ms, memory budget in bytes, the pool worker's request): what the holder gets.
 HeldRequest = tuple[int, int, tuple[Any, ...]]
+HEADER_BYTES = _worker.HEADER_BYTES  # of a framed answer: its length, big-endian
 # How much longer than the time budget the asker waits for the holder's own verdict.
 GRACE_MS = 1000
 # Sends a request to the holder and returns its (verdict, payload) by the deadline

@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 import rfc8785
-from weir.expressions import Expression
+from weir.expressions import Expression, held
 from weir.expressions.held import (
     HeldRequest,
     HolderStopped,
@@ -51,7 +51,7 @@ from weir.platform import jsonvalues
 from weir.platform.ingest import EventError, IncomingEvent, parse_large_body, parse_large_body_held
 
 log = logging.getLogger("weir.ingest")
-HEADER_BYTES = 8
+HEADER_BYTES = held.HEADER_BYTES  # the holder's answers are framed by expressions' code
 WORKERS = 2
 
 
@@ -227,7 +227,7 @@ class _Session:
             answer: tuple[str, Any] = self._ask(("evaluate", request), deadline)
         except HolderStopped:
             self.alive = False
-            self.pool._lost(self.worker)  # killed: the pool starts another when one is needed
+            self.pool._lost(self.worker)  # it did not answer past the budget: replaced
             raise
         return answer
 
@@ -309,9 +309,11 @@ def _hold(stdin: IO[bytes], stdout: IO[bytes], body: bytes, now_ms: int) -> None
             return  # "done"
         try:
             answer = answer_held_forked(kept, args[0])
+        except OSError:  # no fork now (a process limit): the parent evaluates it the usual way
+            answer = _frame(("missing", ""))
         except Exception as error:  # e.g. MemoryError while framing a result: that one fails
             answer = _frame(("error", f"{type(error).__name__}: {error}"))
-        stdout.write(answer)  # already framed as _write frames
+        stdout.write(answer)  # framed as _write frames (expressions' HEADER_BYTES is ours)
         stdout.flush()
 
 
