@@ -9,7 +9,12 @@
    objects and as a Document (bytes, as Weir hands over large events), against the budget,
    and the longest another thread waited meanwhile for a 1 ms sleep (what holding the GIL
    would cost an event loop), against the same wait in an idle process.
-3. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`
+3. Ingest level: the phases a large POST goes through before its transaction, in worker
+   processes: parsing and checking the ~3 MiB body (`ingest_workers.parse`), the same then
+   giving up on the costly trigger `if` where the parsing worker holds the event (as Weir does
+   now), against the same parse then giving up on the event sent as bytes to a CEL worker (as
+   Weir did before: a second parse, inside the budget), each in ms.
+4. Server level: a real `weir dev` process; one function whose trigger `if` is that `filter`
    (and one over line-item objects). POST of a ~3 MiB event that triggers it, against the same
    POST under a name that triggers nothing (ingest and storage alone) and against a 1 KB event
    (the small-event baseline), while another thread GETs /health/live in a loop; its
@@ -17,7 +22,7 @@
 
 Each figure is the median of several runs; the range over the runs follows in brackets.
 
-    .venv/bin/python bench/bench_cel_budget.py [--runs 5] [--only expressions|server]
+    .venv/bin/python bench/bench_cel_budget.py [--runs 5] [--only expressions|ingest|server]
 """
 
 from __future__ import annotations
@@ -138,6 +143,53 @@ def expression_level(runs: int) -> None:
             print(f"   {label:<60} {took:7.1f} ms stall {stall:5.1f} ms {over}")
 
 
+def ingest_level(runs: int) -> None:
+    import asyncio  # here: `--only server` also runs against code that has no `foresee`
+
+    from weir.platform import ingest_workers
+    from weir.platform.ingest import event_payload
+
+    budget = current_budget().time_ms
+    print(f"\n3. before the transaction, ~3 MiB POST body, budget {budget} ms: median ms")
+    ints = {"items": [1] * HOSTILE_ITEMS}
+    items = {"items": _line_items(3 * 1024 * 1024 - 4096)}  # as the server level sends them
+    bodies = {
+        "ints": (json.dumps({"name": "t/big", "data": ints}).encode(), FILTER),
+        "objects": (json.dumps({"name": "t/bigobj", "data": items}).encode(), OBJECTS),
+    }
+    ingest_workers.POOL.warm()
+    for label, (body, source) in bodies.items():
+        expression = compile_expression(source)
+
+        def parse(body: bytes = body) -> Any:
+            return asyncio.run(ingest_workers.parse(body, 1_700_000_000_000))
+
+        def held(body: bytes = body, expression: Any = expression) -> None:
+            def foresee(event: Any, evaluate: Any) -> dict[str, Any]:
+                with suppress(BudgetExceeded):
+                    evaluate(expression)
+                return {}
+
+            asyncio.run(ingest_workers.parse(body, 1_700_000_000_000, foresee))
+
+        def sent(body: bytes = body, expression: Any = expression) -> None:
+            [event] = parse(body)
+            _give_up(expression, {"event": event_payload(event, f"bench-{time.monotonic()}")})
+
+        figures = []
+        for phase in (parse, held, sent):
+            samples = []
+            for _ in range(runs):
+                assert POOL.wait_until_ready(current_budget())
+                time.sleep(0.3)  # a stopped worker's replacement starts meanwhile
+                start = time.perf_counter()
+                phase()
+                samples.append((time.perf_counter() - start) * 1000)
+            figures.append(_spread(samples))
+        print(f"   {label:<8} parse {figures[0]}   parse + held give-up {figures[1]}", end="")
+        print(f"   parse + give-up in a CEL worker (before) {figures[2]}")
+
+
 def _give_up(expression: Any, activation: dict[str, Any]) -> None:
     with suppress(BudgetExceeded):
         expression.evaluate(activation)
@@ -251,7 +303,7 @@ def health_while(url: str, busy: Callable[[], None]) -> tuple[float, list[float]
 
 def server_level(runs: int) -> None:
     budget = current_budget().time_ms
-    print(f"\n3. weir dev, POST of a ~3 MiB event, budget {budget} ms: median over {runs} runs")
+    print(f"\n4. weir dev, POST of a ~3 MiB event, budget {budget} ms: median over {runs} runs")
     data = {"items": [1] * HOSTILE_ITEMS}
     items = {"items": _line_items(3 * 1024 * 1024 - 4096)}
     bodies = {
@@ -326,7 +378,9 @@ def _percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
-    parser.add_argument("--only", choices=["expressions", "server"], help="only those figures")
+    parser.add_argument(
+        "--only", choices=["expressions", "ingest", "server"], help="only those figures"
+    )
     args = parser.parse_args()
     runs = args.runs
     print(f"load: {os.getloadavg()[0]:.2f} (1 min); budget: {current_budget()}")
@@ -334,6 +388,8 @@ def main() -> None:
         fast_path(runs)
     if args.only in (None, "expressions"):
         expression_level(runs)
+    if args.only in (None, "ingest"):
+        ingest_level(runs)
     if args.only in (None, "server"):
         server_level(runs)
     print(f"load after: {os.getloadavg()[0]:.2f} (1 min)")

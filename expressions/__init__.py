@@ -5,7 +5,8 @@ nesting, comprehensions, which variables it may name) before the Rust evaluator 
 sees it, and the tree tells which fields it reads so each evaluation gets only those.
 Every evaluation is bounded: a cost model runs provably cheap ones in-process and the rest in
 supervised worker processes under a time, memory and result-size budget (`Budget`).
-Large JSON objects may be given as bytes (`Document`): only a worker process parses them.
+Large JSON objects may be given as bytes (`Document`): only a worker process parses them, or
+a process that holds them parsed already evaluates over them (`held`).
 This package knows nothing of the platform.
 """
 
@@ -15,6 +16,7 @@ from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._expression import Expression, check_expression, compile_expression
 from ._keys import key_hash, stable_key
 from ._limits import MAX_EXPRESSION_BYTES
+from .held import NotHeld
 
 __all__ = [
     "MAX_EXPRESSION_BYTES",
@@ -24,6 +26,7 @@ __all__ = [
     "EvaluationError",
     "Expression",
     "ExpressionError",
+    "NotHeld",
     "check_expression",
     "compile_expression",
     "configure_budget",

@@ -21,14 +21,24 @@ import orjson
 
 
 class Document(dict[str, Any]):
-    __slots__ = ("_keys", "_whole", "key", "raw")
+    __slots__ = ("_keys", "_whole", "evaluated", "key", "raw")
 
-    def __init__(self, key: str, raw: bytes, known: dict[str, Any], keys: tuple[str, ...]):
+    def __init__(
+        self,
+        key: str,
+        raw: bytes,
+        known: dict[str, Any],
+        keys: tuple[str, ...],
+        evaluated: dict[str, tuple[Any, float]] | None = None,
+    ):
         """`raw`: the object as JSON; `known`: some of its top-level fields, as parsed;
         `keys`: all of its top-level keys, in order; `key`: names these bytes, and no other
-        bytes, for the workers' caches (an event's id)."""
+        bytes, for the workers' caches (an event's id); `evaluated`: outcomes of expressions
+        already evaluated over it with it as their one variable, by source (the value or the
+        EvaluationError, and the ms it took), so a caller need not evaluate them again."""
         super().__init__(known)
         self.key, self.raw, self._keys, self._whole = key, raw, keys, False
+        self.evaluated = {} if evaluated is None else evaluated
 
     def knows(self, name: str) -> bool:
         """Whether the field `name` can be read without parsing (or is absent altogether)."""

@@ -7,7 +7,7 @@ are stored as they are and handed to expressions as a `Document`, never as Pytho
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -44,6 +44,8 @@ class IncomingEvent:
     user: dict[str, Any]  # {} when `raw` holds it
     v: str | None
     raw: RawParts | None = None
+    # With `raw`: expressions already evaluated over the event (see `Document.evaluated`).
+    evaluated: dict[str, tuple[Any, float]] = field(default_factory=dict, compare=False)
 
 
 def parse_body(body: bytes, now_ms: int, *, internal: bool = False) -> list[IncomingEvent]:
@@ -57,6 +59,34 @@ def parse_large_body(body: bytes, now_ms: int) -> list[IncomingEvent]:
         _as_raw(event) if size >= LARGE_EVENT_BYTES else event
         for event, size in _parsed(body, now_ms, False)
     ]
+
+
+def parse_large_body_held(
+    body: bytes, now_ms: int
+) -> tuple[list[IncomingEvent], dict[int, dict[str, Any]]]:
+    """As `parse_large_body`, and each large event (by index) also as the object its
+    Document stands for, minus the `id` Weir gives it when the sender gave none (`held`): the
+    worker keeps these to evaluate expressions over them without parsing them again."""
+    events: list[IncomingEvent] = []
+    held: dict[int, dict[str, Any]] = {}
+    for index, (event, size) in enumerate(_parsed(body, now_ms, False)):
+        if size >= LARGE_EVENT_BYTES:
+            held[index] = _held(event)
+            event = _as_raw(event)
+        events.append(event)
+    return events, held
+
+
+def _held(event: IncomingEvent) -> dict[str, Any]:
+    """The event as `orjson.loads(_document(event, id).raw)` gives it, in the same key order;
+    without `id` when Weir will make it (then expressions reading it are not evaluated here)."""
+    held: dict[str, Any] = {"name": event.name, "data": event.data}
+    if event.user_id:
+        held["id"] = event.user_id
+    held |= {"ts": event.ts, "user": event.user}
+    if event.v is not None:
+        held["v"] = event.v
+    return held
 
 
 def _as_raw(event: IncomingEvent) -> IncomingEvent:
@@ -87,8 +117,7 @@ def _validated(item: Any, index: int, now_ms: int, internal: bool) -> tuple[Inco
     if not isinstance(item, dict):
         raise EventError(f"{where}: must be a JSON object with a 'name', got {type(item).__name__}")
     ts = _ts(item.get("ts"), where, now_ms)  # before the general check: its message says more
-    _check_values(item, where)  # before the size: orjson cannot even measure what this refuses
-    size = _check_size(item, where)
+    size = _checked_size(item, where)
     name = _name(item.get("name"), where, internal)
     event = IncomingEvent(
         name=name,
@@ -99,6 +128,19 @@ def _validated(item: Any, index: int, now_ms: int, internal: bool) -> tuple[Inco
         v=_optional_str(item.get("v"), where, "v"),
     )
     return event, size
+
+
+def _checked_size(item: dict[str, Any], where: str) -> int:
+    """The event's size in bytes as JSON, once every value is one Weir may keep. One strict
+    encoding answers both for almost every event (what it refuses, the checks below name)."""
+    try:
+        size = len(orjson.dumps(item, option=orjson.OPT_STRICT_INTEGER))
+    except orjson.JSONEncodeError:
+        _check_values(item, where)  # before the size: orjson cannot measure what this refuses
+        return _check_size(item, where)
+    if size > MAX_EVENT_BYTES:
+        return _check_size(item, where)  # says so
+    return size
 
 
 def _check_size(item: dict[str, Any], where: str) -> int:
@@ -220,4 +262,4 @@ def _document(event: IncomingEvent, event_id: str) -> Document:
     raw = (
         b"{" + b",".join(b'"%s":%s' % (key.encode(), value) for key, value in parts.items()) + b"}"
     )
-    return Document(event_id, raw, known, tuple(parts))
+    return Document(event_id, raw, known, tuple(parts), event.evaluated)

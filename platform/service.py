@@ -298,8 +298,12 @@ class Platform:
         now = self.clock.now_ms()
         if len(body) < PARSE_ON_LOOP_BYTES:
             incoming = parse_body(body, now)
-        else:  # in a worker process: this one would hold the GIL for it (ingest_workers)
-            incoming = await ingest_workers.parse(body, now)
+        else:  # in a worker process: this one would hold the GIL for it (ingest_workers),
+            # which also makes the costly evaluations admission will need, off the writer
+            registry = self.registry
+            incoming = await ingest_workers.parse(
+                body, now, lambda event, held: events.foresee(registry, event, held)
+            )
         return await self._accept(incoming)
 
     async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:

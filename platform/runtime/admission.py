@@ -6,18 +6,20 @@ cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 `weir.platform.gates`; this module only loads and stores their state around it.
 """
 
+from collections.abc import Callable
 from typing import Any
 
-from weir.expressions import BudgetExceeded, key_hash
+from weir.expressions import BudgetExceeded, Expression, NotHeld, key_hash
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.ids import new_id
-from weir.platform.registry import Function
+from weir.platform.registry import Function, Registry
 from weir.platform.runtime import flow, scopes
 from weir.platform.runtime.flow import gate_io
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
+    Foresight,
     condition,
     evaluate_value,
     evaluated_once,
@@ -45,6 +47,36 @@ def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int
             continue
         if matched:
             admit(tx, Candidate(fn, [event_id], [payload], received_at))
+
+
+def foresee(
+    registry: Registry,
+    event: dict[str, Any],
+    evaluate: Callable[[Expression], Any],
+    unknown: frozenset[str] = frozenset(),
+) -> dict[str, tuple[Any, float]]:
+    """The costly evaluations `admit_event` will make for `event`, made now, in its order and
+    stopping where it stops (`keys.Foresight`): each function's trigger `if`s up to the first
+    that holds, then, for a function that matched, what `admit` prepares, up to the first
+    exceeded budget. Run before the transaction, so the writer need not wait on them."""
+    ahead = Foresight(event, evaluate, unknown)
+    if event["name"] == SystemEvent.FUNCTION_INVOKED:
+        return {}
+    try:
+        for fn, triggers in registry.triggered_by(event["name"]):
+            matched = False
+            for trigger in triggers:
+                value = True if trigger.expression is None else ahead.outcome(trigger.expression)
+                if isinstance(value, BudgetExceeded) or value is True:
+                    matched = value is True
+                    break
+            if matched:
+                for expression in _expressions(Candidate(fn, [""], [event], 0)):
+                    if isinstance(ahead.outcome(expression), BudgetExceeded):
+                        break
+    except NotHeld:
+        pass  # the writer evaluates the rest, as it would have all of them
+    return ahead.outcomes
 
 
 def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:

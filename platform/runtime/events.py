@@ -4,12 +4,16 @@ All of it happens in the transaction that stores the events, so an accepted even
 everything it caused commit together or not at all.
 """
 
+import uuid
+from collections.abc import Callable
 from typing import Any
 
+from weir.expressions import Expression
 from weir.platform.ids import new_id
 from weir.platform.ingest import IncomingEvent, event_payload
 from weir.platform.observability import notes
-from weir.platform.runtime import waits
+from weir.platform.registry import Registry
+from weir.platform.runtime import admission, waits
 from weir.platform.runtime.admission import admit_event
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import event_records
@@ -25,6 +29,17 @@ def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
         admit_event(tx, event.id, event.payload, event.received_at)
         waits.match_event(tx, event.id, event.payload, event.received_at)
     return [event.id for event in stored]
+
+
+def foresee(
+    registry: Registry, event: IncomingEvent, evaluate: Callable[[Expression], Any]
+) -> dict[str, tuple[Any, float]]:
+    """Admission's costly evaluations over `event`, made before its transaction
+    (`admission.foresee`); they go with it as `IncomingEvent.evaluated`."""
+    unknown = frozenset() if event.user_id else frozenset({"id"})  # made when it is stored
+    # A key of its own: expressions' worker processes cache documents by it.
+    payload = event_payload(event, f"foreseen-{uuid.uuid4().hex}")
+    return admission.foresee(registry, payload, evaluate, unknown)
 
 
 def _stored(tx: Tx, event: IncomingEvent) -> event_records.StoredEvent:

@@ -5,26 +5,34 @@ worker under a time, memory and result-size budget). An exceeded budget is the e
 not the expression's: admission evaluates a function's expressions up front (`prepare`) and
 refuses the event with the reason, before any gate has changed state; the gates then reuse
 those results. Outside admission (wait and cancel matching) it counts as no match.
+
+A large event may arrive with its costly evaluations made already, before the transaction, by
+the process that parsed it (`Foresight`, `Document.evaluated`): the writer takes those
+outcomes, and charges their time to the event, instead of evaluating again.
 """
 
 import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from weir.expressions import (
     BudgetExceeded,
+    Document,
     EvaluationError,
+    Expression,
     ExpressionError,
+    NotHeld,
     compile_expression,
     current_budget,
     key_hash,
     stable_key,
 )
+from weir.expressions.held import reads
 
 log = logging.getLogger("weir.runtime")
 _local = threading.local()  # the writer thread's memo of the admission in progress
@@ -130,6 +138,12 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
         compiled = compile_expression(expression, tuple(activation))
         if spent and _overspent(spent, activation) and not compiled.is_cheap(activation):
             return BudgetExceeded(expression, _overspent_reason())
+        foreseen = _foreseen(expression, activation)
+        if foreseen is not None:  # evaluated ahead (Foresight): its outcome, at its cost
+            value, elapsed_ms = foreseen
+            if elapsed_ms >= _SLOW_MS:
+                _charge(spent, activation, elapsed_ms)
+            return value
         start = time.perf_counter()
         try:
             return compiled.evaluate(activation)
@@ -139,6 +153,67 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
                 _charge(spent, activation, elapsed_ms)
     except (EvaluationError, ExpressionError) as failure:
         return failure
+
+
+def _foreseen(expression: str, activation: dict[str, Any]) -> tuple[Any, float] | None:
+    event = activation.get("event")
+    if len(activation) == 1 and isinstance(event, Document):
+        return event.evaluated.get(expression)
+    return None
+
+
+class Foresight:
+    """Admission's evaluations over one event made ahead of its transaction, with what
+    `_evaluate` does around them (the event's total budget included), so that the writer,
+    taking their outcomes in the same order, charges and refuses as if it evaluated them.
+
+    `evaluate` evaluates a costly expression where the event is held parsed; where it cannot
+    (NotHeld), the expression is evaluated the usual way (`Expression.evaluate`), still ahead.
+    An expression reading a field of `unknown` stops the foresight: the writer evaluates it
+    and the rest. Cheap expressions are evaluated here and not kept: the writer evaluates them
+    again in microseconds. The same expression met again (another function's) is charged
+    again and gives the same outcome."""
+
+    def __init__(
+        self,
+        event: dict[str, Any],
+        evaluate: Callable[[Expression], Any],
+        unknown: frozenset[str] = frozenset(),
+    ) -> None:
+        """`unknown`: top-level fields of `event` whose value is not final yet (an id Weir
+        makes when it stores the event): an expression reading one is left to the writer."""
+        self.activation = {"event": event}
+        self.evaluate = evaluate
+        self.unknown = unknown
+        self.outcomes: dict[str, tuple[Any, float]] = {}
+        self.spent_ms = 0.0
+
+    def outcome(self, expression: str) -> Any:
+        """The value, or the Failure or BudgetExceeded, as `_evaluate` gives it."""
+        try:
+            compiled = compile_expression(expression, ("event",))
+            if any(reads(compiled, "event", name) for name in self.unknown):
+                raise NotHeld(f"{expression!r} reads a field not known before the event is stored")
+            if compiled.is_cheap(self.activation):
+                return compiled.evaluate(self.activation)
+        except (EvaluationError, ExpressionError) as failure:
+            return failure
+        if self.spent_ms >= EVENT_BUDGETS * current_budget().time_ms:
+            return BudgetExceeded(expression, _overspent_reason())
+        if expression not in self.outcomes:  # a repeat (another function's) is charged again
+            start = time.perf_counter()
+            try:
+                try:
+                    value = self.evaluate(compiled)
+                except NotHeld:  # e.g. its holder was stopped: the usual way, still ahead
+                    value = compiled.evaluate(self.activation)
+            except EvaluationError as failure:
+                value = failure
+            self.outcomes[expression] = (value, (time.perf_counter() - start) * 1000)
+        value, elapsed_ms = self.outcomes[expression]
+        if elapsed_ms >= _SLOW_MS:
+            self.spent_ms += elapsed_ms
+        return value
 
 
 def _spending() -> "OrderedDict[int, tuple[Any, float]]":

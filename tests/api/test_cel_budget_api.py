@@ -1,6 +1,6 @@
 """A hostile 3 MiB event against an accepted but costly trigger `if`: the process stays
 responsive (/health/live answers while the event is admitted), and the event is refused for
-that function with the reason recorded."""
+that function with the reason recorded, by the worker that parsed the body."""
 
 import threading
 from typing import Any
@@ -25,6 +25,7 @@ def test_health_answers_while_a_hostile_event_is_admitted(client: TestClient) ->
     fn = function("costly", event="t/big", triggers=[{"event": "t/big", "expression": FILTER}])
     assert client.post("/fn/register", json=sync_body(fn)).status_code == 200
     assert POOL.wait_until_ready(current_budget())
+    stopped = POOL.stopped
     answer: dict[str, Any] = {}
     sender = threading.Thread(
         target=lambda: answer.update(
@@ -42,3 +43,6 @@ def test_health_answers_while_a_hostile_event_is_admitted(client: TestClient) ->
     ((outcome, detail),) = _outcomes(client)
     assert outcome == "expression_over_budget"
     assert f"cost budget of {current_budget().time_ms} ms" in detail
+    # Evaluated where the body was parsed, before the transaction: no CEL worker was stopped
+    # (the writer never waited on one).
+    assert POOL.stopped == stopped
