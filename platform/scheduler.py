@@ -65,6 +65,7 @@ class Scheduler:
         # Workers promised to claims under way (the scheduler's own, and offers): counted as
         # calls of every app, since what they will claim is not known yet.
         self._promised = 0
+        self._claiming = 0  # workers the scheduler's own claim under way may fill
         self._starved = False  # the scheduler sleeps because offers hold every free worker
         self._wake = asyncio.Event()
         self._claimed_at = 0
@@ -93,11 +94,14 @@ class Scheduler:
             self._starved = True
             await self._sleep(stop, IDLE_MS)
             return
-        self._promised += free
+        # Offers made meanwhile leave this claim's room alone; the workers' own claims (one
+        # item each, in the transaction that freed them) do not wait for it, as before: an
+        # item that finds its app full is handed back by `_admit`.
+        self._claiming = free
         try:
             claimed, due = await self._claim(free, self._full_lanes())
         finally:
-            self._promised -= free
+            self._claiming = 0
         started, over = self._admit(claimed)
         for item in started:
             self._start(item)
@@ -115,7 +119,7 @@ class Scheduler:
         asking for no more than the work queued keeps the rest for the scheduler."""
         if self._stopping:
             return None
-        size = min(most, self._claimable())
+        size = min(most, self._claimable(self._claiming))
         if size <= 0:
             return None
         skip = frozenset(self._full_lanes())
@@ -148,17 +152,19 @@ class Scheduler:
         now = self.clock.now_ms()
         await self.db.write(lambda c: q.hand_back(c, items, now))
 
-    def _claimable(self) -> int:
+    def _claimable(self, claiming: int = 0) -> int:
         """How many items one claim may take: the free workers, and no more than the busiest
         app that is not full has room for. A claim never takes more of an app than it may
         call, so nothing is claimed only to be handed back: a start handed back would have
         spent its throttle slot and rolling-window charge on a call that never went out.
-        Claims under way count as calls of every app."""
-        free = self.workers - len(self.inflight) - self._promised
+        Offers under way, and `claiming` (the scheduler's own claim, for an offer), count as
+        calls of every app."""
+        promised = self._promised + claiming
+        free = self.workers - len(self.inflight) - promised
         if self.per_app <= 0:
             return max(0, free)
-        counts = [n + self._promised for n in self._calls.values()]
-        busiest = max((n for n in counts if n < self.per_app), default=self._promised)
+        counts = [n + promised for n in self._calls.values()]
+        busiest = max((n for n in counts if n < self.per_app), default=promised)
         return max(0, min(free, self.per_app - busiest))
 
     def _track(self, item: q.Claimed) -> None:
