@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.backends import BACKENDS, empty_database
-from tests.support.grouping import group_by_shared_fixtures, slow_folders_first
+from tests.support.grouping import slow_folders_first
+
+# its hook marks the groups before xdist reads them (a plugin: a conftest has one such hook)
+pytest_plugins = ["tests.support.grouping"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -31,6 +34,5 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    group_by_shared_fixtures(items)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         slow_folders_first(items)

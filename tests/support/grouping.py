@@ -7,7 +7,7 @@ would start that server again. So such a test is grouped with the others using t
 fixture instance: the widest such fixture decides (a session fixture's users form one group;
 a module fixture's users form one group per module and per module-scoped parameter set,
 since each parameter set starts its own server anyway and may run on its own worker).
-Without xdist the mark does nothing.
+Without xdist the mark does nothing. A plugin of tests/conftest.py.
 """
 
 import inspect
@@ -21,11 +21,23 @@ SHARED_SCOPES = ("session", "package", "module")
 FOLDER_ORDER = ("integration", "browser", "api", "store", "unit")
 
 
-def group_by_shared_fixtures(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = _group(item)
         if name is not None:
             item.add_marker(pytest.mark.xdist_group(name))
+            if config.getvalue("loadgroup") and hasattr(item, "_id"):
+                _suffix_node_id(item, name)
+
+
+def _suffix_node_id(item: pytest.Item, group: str) -> None:
+    """What xdist's loadgroup does to a marked test's node id ("<id>@<group>", which its
+    scheduler reads): xdist 3.8 writes it to `item._nodeid`, which pytest 9.2 no longer reads
+    (the id lives in `item._id`), so every test would be its own unit again."""
+    from _pytest.nodeid import NodeId  # pytest >= 9.2 only, as is `_id`
+
+    item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _group(item: pytest.Item) -> str | None:
