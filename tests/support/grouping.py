@@ -44,7 +44,7 @@ def _group(item: pytest.Item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
     if info is None or item.get_closest_marker("xdist_group") is not None:
         return None
-    shared = {}  # scope -> "where::name" of a resource fixture of that scope
+    shared = {}  # scope -> "where.name" of a resource fixture of that scope
     for name in item.fixturenames:  # type: ignore[attr-defined]
         defs = info.name2fixturedefs.get(name)
         if not defs:
@@ -52,7 +52,8 @@ def _group(item: pytest.Item) -> str | None:
         fixture = defs[-1]
         scope = fixture.scope
         if scope in SHARED_SCOPES and _holds_resource(fixture.func):
-            shared.setdefault(scope, f"{fixture.baseid}::{name}")
+            where = fixture.baseid.replace("/", ".")  # no "::" or "/": part of a node id now
+            shared.setdefault(scope, f"{where}.{name}")
     for scope in SHARED_SCOPES[:2]:
         if scope in shared:
             return shared[scope]
