@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = _group(item)
         if name is not None:
             item.add_marker(pytest.mark.xdist_group(name))
-            if config.getvalue("loadgroup") and hasattr(item, "_id"):
+            if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
                 _suffix_node_id(item, name)
 
 
