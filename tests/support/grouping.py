@@ -24,11 +24,14 @@ FOLDER_ORDER = ("integration", "browser", "api", "store", "unit")
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups off the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        name = _group(item)
-        if name is not None:
+        marked = item.get_closest_marker("xdist_group")  # a test's own mark wins
+        name = str(marked.args[0]) if marked and marked.args else _group(item)
+        if name is None:
+            continue
+        if marked is None:
             item.add_marker(pytest.mark.xdist_group(name))
-            if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
-                _suffix_node_id(item, name)
+        if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
+            _suffix_node_id(item, name)
 
 
 def _suffix_node_id(item: pytest.Item, group: str) -> None:
@@ -42,7 +45,7 @@ def _suffix_node_id(item: pytest.Item, group: str) -> None:
 
 def _group(item: pytest.Item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
-    if info is None or item.get_closest_marker("xdist_group") is not None:
+    if info is None:
         return None
     shared = {}  # scope -> "where.name" of a resource fixture of that scope
     for name in item.fixturenames:  # type: ignore[attr-defined]
