@@ -34,10 +34,17 @@ wheel: install
 # from it), unit, store, integration (both SDKs) and browser tests; the store and integration
 # suites run on SQLite and on the PostgreSQL that .ci/postgres starts. That server is stopped
 # at the end, pass or fail, unless KEEP_POSTGRES=1.
+# pytest runs on TEST_WORKERS xdist workers (most tests wait on loopback HTTP and subprocesses,
+# so more workers than cores pay off); tests sharing a started server stay on one worker
+# (tests/conftest.py). Tests marked `serial` audit timing under load and run afterwards, alone.
+# Both passes print their slowest tests.
+TEST_WORKERS ?= 4
 test: install
 	bash .ci/system-deps
 	$(MAKE) lint typecheck
 	PY=$(PY) bash .ci/wheel
 	bash .ci/postgres
-	. ./.weir-ci/postgres.env && $(BIN)/python -m pytest; status=$$?; \
+	. ./.weir-ci/postgres.env && \
+	  { $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial" --durations=25; \
+	    status=$$?; $(BIN)/python -m pytest -m serial --durations=10 || status=$$?; }; \
 	  [ -n "$(KEEP_POSTGRES)" ] || bash .ci/postgres stop; exit $$status

@@ -9,10 +9,12 @@ from weir.app import create_app
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL
+from tests.support.migrated import migrate
 
 
 @pytest.fixture
 def client(database_url: str) -> Iterator[TestClient]:
+    migrate(database_url)  # Weir's own upgrade at start then finds nothing to do
     settings = Settings(database_url=database_url, sqlite_synchronous="OFF")
     with TestClient(create_app(settings), base_url=LOCAL) as test_client:
         yield test_client

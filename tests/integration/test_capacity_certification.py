@@ -11,7 +11,8 @@ import pytest
 from tests.integration.capacity_certification import certify_capacity
 from tests.integration.certification import BACKENDS
 
-pytestmark = pytest.mark.integration
+# serial: its audit judges timing, which other workers beside it would bend (Makefile)
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 LOAD_S, KILL_EVERY_S, DRAIN_S = 25.0, 5.0, 90.0
 

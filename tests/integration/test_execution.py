@@ -126,7 +126,7 @@ def test_repeated_event_id_starts_one_run(weir_server: WeirServer, app: AppServe
 def test_cancel_a_sleeping_run(weir_server: WeirServer, app: AppServer) -> None:
     import httpx
 
-    event_id = weir_server.send("t/sleep")
+    event_id = weir_server.send("t/sleep", {"seconds": 60})
     run_id = wait_until(lambda: weir_server.runs(event_id)[0]["run_id"])
     wait_until(lambda: any(h["kind"] == "sleep" for h in weir_server.run(run_id)["history"]))
     assert httpx.delete(f"{weir_server.url}/v1/runs/{run_id}").status_code == 200

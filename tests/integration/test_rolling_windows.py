@@ -13,7 +13,8 @@ import pytest
 from tests.integration.harness import AppServer, WeirServer, wait_until
 from tests.support.postgres import fresh_schema
 
-pytestmark = pytest.mark.integration
+# serial: its audit judges timing, which other workers beside it would bend (Makefile)
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 APP = "tests.integration.apps.weir_windowed"
 

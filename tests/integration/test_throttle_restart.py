@@ -13,7 +13,8 @@ import pytest
 from tests.integration.harness import AppServer, WeirServer, wait_until
 from tests.support.postgres import fresh_schema
 
-pytestmark = pytest.mark.integration
+# serial: its audit judges timing, which other workers beside it would bend (Makefile)
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 LIMIT, PERIOD_S = 5, 1.0  # Throttle(5, "1s", burst=0) in apps/weir_paced.py: one per 200 ms
 BACKLOG = 40  # eight seconds of starts

@@ -1,4 +1,4 @@
-"""The `store` fixture: a freshly migrated database behind `weir.platform.store.Database`.
+"""The `store` fixture: a database at the migrations' head behind `weir.platform.store.Database`.
 
 Every test in this folder runs once per backend, through the `database_url` fixture of
 tests/conftest.py: SQLite always, PostgreSQL when WEIR_TEST_POSTGRES_URL is set.
@@ -8,15 +8,15 @@ from collections.abc import Iterator
 
 import pytest
 from weir.platform.store.database import Database, make_engine
-from weir.platform.store.migrate import upgrade
 
+from tests.support.migrated import migrate
 from tests.support.store_kit import Store
 
 
 @pytest.fixture
 def store(database_url: str) -> Iterator[Store]:
+    migrate(database_url)  # as upgrade() would, from a template (tests.support.migrated)
     engine = make_engine(database_url)
-    upgrade(engine)
     db = Database(engine)
     try:
         yield Store(database_url, engine, db)

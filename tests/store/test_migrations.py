@@ -1,6 +1,7 @@
 """Alembic owns the schema: a freshly migrated database is exactly the SQLAlchemy models."""
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,9 @@ from sqlalchemy import Engine, inspect
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import alembic_config, upgrade
 from weir.platform.store.schema import metadata
+
+from tests.support.backends import empty_database
+from tests.support.migrated import migrate
 
 
 @pytest.fixture
@@ -99,6 +103,25 @@ def test_downgrade_to_base_and_up_again_rebuilds_the_same_schema(engine: Engine)
     assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
     upgrade(engine)
     assert snapshot(engine) == first
+
+
+def test_the_suites_migration_shortcut_makes_what_upgrade_makes(
+    engine: Engine, database_url: str, backend: str, tmp_path: Path
+) -> None:
+    # tests.support.migrated copies a template instead of running Alembic for every test:
+    # the copy must be indistinguishable from a database `upgrade` migrated itself.
+    upgrade(engine)
+    other = tmp_path / "copy"
+    other.mkdir()
+    with empty_database(backend, other) as url:
+        migrate(url)
+        copy = make_engine(url)
+        try:
+            assert current_revision(copy) == head_revision()
+            assert schema_diffs(copy) == []
+            assert snapshot(copy) == snapshot(engine)
+        finally:
+            copy.dispose()
 
 
 def test_the_migration_history_is_one_line() -> None:

@@ -23,11 +23,12 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import run_records
 from weir.platform.store.database import make_engine
-from weir.platform.store.migrate import upgrade
 from weir.platform.store.run_records import Run, run_from_row
 from weir.platform.store.schema import event_outcomes, gate_state, queue, waits
 from weir.platform.store.schema import runs as runs_table
 from weir.platform.vocabulary import RunStatus
+
+from tests.support.migrated import migrate
 
 NOON = 1_767_268_800_000  # 2026-01-01T12:00:00Z
 EVENT = "app/go"
@@ -55,9 +56,8 @@ class Harness:
         self.registry = self._registry()
 
     def _open(self) -> Engine:
-        engine = make_engine(self.database_url)
-        upgrade(engine)
-        return engine
+        migrate(self.database_url)  # upgrade()'s result, from a template (tests.support.migrated)
+        return make_engine(self.database_url)
 
     def _registry(self) -> Registry:
         registry = Registry()

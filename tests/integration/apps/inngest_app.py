@@ -29,7 +29,8 @@ async def steps(ctx: inngest.Context) -> dict[str, Any]:
 
 @client.create_function(fn_id="sleeper", trigger=trigger("t/sleep"))
 async def sleeper(ctx: inngest.Context) -> str:
-    await ctx.step.sleep("nap", datetime.timedelta(seconds=1))
+    # a test cancelling the sleep asks for a long one: a busy machine must not wake it first
+    await ctx.step.sleep("nap", datetime.timedelta(seconds=int(ctx.event.data.get("seconds", 1))))
     return "woke"
 
 

@@ -24,7 +24,8 @@ async def steps(ctx: Context) -> dict[str, Any]:
 
 @weir.function("sleeper", event="t/sleep")
 async def sleeper(ctx: Context) -> str:
-    await ctx.step.sleep("nap", "1s")
+    # a test cancelling the sleep asks for a long one: a busy machine must not wake it first
+    await ctx.step.sleep("nap", f"{int(ctx.event.data.get('seconds', 1))}s")
     return "woke"
 
 
