@@ -13,6 +13,7 @@ from weir.platform.executor.signing import bearer_hash
 
 from tests.api.helpers import LOCAL, function, store_rows, sync_body
 from tests.api.start_mode import PASSWORD, SIGNING_KEY, TOKEN, USER, start_settings
+from tests.support.capacity_api import capacities, change
 
 STRIPE = "scope stripe"
 
@@ -21,16 +22,6 @@ def sync(client: TestClient, limit: int, app_limit: int = 4, **extra: Any) -> No
     weir = {"scopes": [{"name": "stripe", "limit": limit}], "appLimit": app_limit}
     resp = client.post("/fn/register", json=sync_body(function("pay", weir=weir, **extra)))
     assert resp.status_code == 200, resp.text
-
-
-def capacities(client: TestClient) -> dict[str, dict[str, Any]]:
-    resp = client.get("/v1/capacity")
-    assert resp.status_code == 200, resp.text
-    return {c["name"]: c for c in resp.json()["data"]}
-
-
-def change(client: TestClient, action: str, name: str, **body: Any) -> Any:
-    return client.post(f"/v1/capacity/{quote(name, safe='')}/{action}", json=body)
 
 
 def test_a_sync_creates_each_declared_capacity_once(client: TestClient) -> None:

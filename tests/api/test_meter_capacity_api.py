@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.api.helpers import function, sync_body
+from tests.support.capacity_api import capacities, change
 
 METER = "meter stripe"
 OWN = "app-pay rolling window 1h [event.data.user]"
@@ -23,16 +24,6 @@ def sync(client: TestClient, meter_limit: int, own_limit: int = 50) -> None:
     body = sync_body(function("pay", weir={"rollingWindows": windows}))
     resp = client.post("/fn/register", json=body)
     assert resp.status_code == 200, resp.text
-
-
-def capacities(client: TestClient) -> dict[str, dict[str, Any]]:
-    resp = client.get("/v1/capacity")
-    assert resp.status_code == 200, resp.text
-    return {c["name"]: c for c in resp.json()["data"]}
-
-
-def change(client: TestClient, action: str, name: str, **body: Any) -> Any:
-    return client.post(f"/v1/capacity/{quote(name, safe='')}/{action}", json=body)
 
 
 def test_meters_and_windows_are_stored_at_their_first_sync(client: TestClient) -> None:

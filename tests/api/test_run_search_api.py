@@ -3,15 +3,12 @@ the list's JSON (`/ui/api/runs`) carries `searched` with the cursor that searche
 runs page offers the same as a link. The window is made small here (the store's
 SEARCH_WINDOW) so that a handful of runs outgrow it."""
 
-import json
-from typing import Any
-
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, insert
-from weir.platform.ids import new_id
+from sqlalchemy import create_engine
 from weir.platform.store import queries
-from weir.platform.store.schema import runs
+
+from tests.support.seeded_runs import finished_runs
 
 NOON = 1_767_268_800_000
 
@@ -20,27 +17,10 @@ def _seed(client: TestClient, outputs: list[str]) -> list[str]:
     """Finished runs, one per output, 1 s apart (the last is the newest); their ids."""
     url = client.app.state.platform.settings.database_url  # type: ignore[attr-defined]
     engine = create_engine(url)
-    rows: list[dict[str, Any]] = []
-    for i, output in enumerate(outputs):
-        at = NOON + i * 1000
-        rows.append(
-            {
-                "id": new_id(at),
-                "function_id": "fn-search",
-                "status": "COMPLETED",
-                "event_ids": "[]",
-                "created_at": at,
-                "started_at": at,
-                "ended_at": at + 1,
-                "output": json.dumps({"said": output}),
-                "score": at,
-                "lane": "search",
-            }
-        )
-    with engine.begin() as conn:
-        conn.execute(insert(runs), rows)
-    engine.dispose()
-    return [r["id"] for r in rows]
+    try:
+        return finished_runs(engine, outputs, NOON)
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture

@@ -2,21 +2,18 @@
 far back it looked and its "Search older runs" link goes on from there, in real Chromium
 against `weir dev` serving a store seeded with SEARCH_WINDOW + 4 finished runs."""
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from sqlalchemy import insert
-from weir.platform.ids import new_id
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
 from weir.platform.store.queries import SEARCH_WINDOW
-from weir.platform.store.schema import runs
 
 from tests.browser.browser_support import Server, free_port, screenshot, spawn, stop, until
+from tests.support.seeded_runs import finished_runs
 
 T0 = 1_767_268_800_000  # the oldest run; each next one 1 s later
 RUNS = SEARCH_WINDOW + 4
@@ -26,30 +23,11 @@ NEEDLES = (0, 2, RUNS - 1)  # the two oldest matches lie beyond the first window
 def _seed(db: Path) -> list[str]:
     engine = make_engine(f"sqlite:///{db}")
     upgrade(engine)
-    ids, rows = [], []
-    for i in range(RUNS):
-        at = T0 + i * 1000
-        run_id = new_id(at)
-        ids.append(run_id)
-        said = f"needle {i}" if i in NEEDLES else "hay"
-        rows.append(
-            {
-                "id": run_id,
-                "function_id": "fn-search",
-                "status": "COMPLETED",
-                "event_ids": "[]",
-                "created_at": at,
-                "started_at": at,
-                "ended_at": at + 1,
-                "output": json.dumps({"said": said}),
-                "score": at,
-                "lane": "search",
-            }
-        )
-    with engine.begin() as conn:
-        conn.execute(insert(runs), rows)
-    engine.dispose()
-    return ids
+    outputs = [f"needle {i}" if i in NEEDLES else "hay" for i in range(RUNS)]
+    try:
+        return finished_runs(engine, outputs, T0)
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture(scope="module")
