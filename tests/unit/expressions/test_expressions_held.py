@@ -16,7 +16,6 @@ from weir.expressions import (
     Budget,
     BudgetExceeded,
     Document,
-    EvaluationError,
     NotHeld,
     compile_expression,
     configure_budget,
@@ -29,6 +28,8 @@ from weir.expressions.held import (
     evaluate_held,
     reads,
 )
+
+from tests.support.verdicts import outcome
 
 EVENT: dict[str, Any] = {
     "name": "e",
@@ -74,21 +75,12 @@ def _unframed(framed: bytes) -> tuple[str, Any]:
     return verdict, payload
 
 
-def _outcome(call: Any) -> tuple[str, Any]:
-    try:
-        return ("ok", call())
-    except BudgetExceeded as over:
-        return ("over", over.reason)
-    except EvaluationError as error:
-        return ("error", error.reason)
-
-
 @pytest.mark.parametrize("source", SOURCES)
 def test_a_held_object_gives_what_the_same_bytes_give_a_pool_worker(source: str) -> None:
     expression = compile_expression(source)
     document = Document(f"doc-{source}", orjson.dumps(EVENT), {"name": "e"}, tuple(EVENT))
-    sent = _outcome(lambda: expression.evaluate({"event": document}))
-    held = _outcome(lambda: evaluate_held(expression, "event", "k", _here({"k": EVENT})))
+    sent = outcome(lambda: expression.evaluate({"event": document}))
+    held = outcome(lambda: evaluate_held(expression, "event", "k", _here({"k": EVENT})))
     assert held == sent
     assert dict.__len__(document) == 1  # the bytes were parsed only in a worker
 

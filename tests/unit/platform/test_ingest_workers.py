@@ -12,8 +12,6 @@ import orjson
 import pytest
 from weir.expressions import (
     Budget,
-    BudgetExceeded,
-    EvaluationError,
     Expression,
     NotHeld,
     compile_expression,
@@ -22,6 +20,8 @@ from weir.expressions import (
 from weir.expressions._pool import POOL as EXPRESSION_POOL
 from weir.platform import ingest_workers
 from weir.platform.ingest import LARGE_EVENT_BYTES, EventError, IncomingEvent, event_payload
+
+from tests.support.verdicts import outcome
 
 NOW = 1_700_000_000_000
 MIB = 1024 * 1024
@@ -50,15 +50,6 @@ def _body(*events: dict[str, Any]) -> bytes:
     return json.dumps(list(events)).encode()
 
 
-def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
-    try:
-        return ("ok", call())
-    except BudgetExceeded as over:
-        return ("over", over.reason)
-    except EvaluationError as error:
-        return ("error", error.reason)
-
-
 def _foresee_each(
     sources: list[str], seen: dict[int, list[tuple[str, Any]]]
 ) -> ingest_workers.Foresee:
@@ -70,7 +61,7 @@ def _foresee_each(
         outcomes = seen.setdefault(len(seen), [])
         for source in sources:
             try:
-                outcomes.append(_outcome(lambda s=source: held(compile_expression(s))))
+                outcomes.append(outcome(lambda s=source: held(compile_expression(s))))
             except NotHeld:
                 outcomes.append(("not held", source))
         return {"marker": (len(seen), 0.0)}
@@ -96,7 +87,7 @@ def test_the_held_event_gives_what_its_stored_bytes_give(budget: Budget) -> None
     assert events[1].evaluated == {}  # a small event is not foreseen
     document = event_payload(events[0], "internal-id")
     expected = [
-        _outcome(lambda s=s: compile_expression(s).evaluate({"event": document})) for s in SOURCES
+        outcome(lambda s=s: compile_expression(s).evaluate({"event": document})) for s in SOURCES
     ]
     assert seen == {0: expected}
     assert ("ok", "mine/a") in expected and ("ok", "gold") in expected
