@@ -1,9 +1,7 @@
 """Strict rolling windows at claim: exact deferrals, all-or-none charges across scopes and the
 throttle, a new charge per attempt of the start, pruning, and several processes on one log."""
 
-import itertools
 import random
-import threading
 from functools import partial
 
 import pytest
@@ -11,11 +9,10 @@ from weir.platform.gates.rolling_window import WindowConfig, allowed_in_any_wind
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
 from weir.platform.store import rolling_windows, run_records, start_throttle
-from weir.platform.store.database import Database, make_engine
 from weir.platform.store.rolling_windows import Scope
 from weir.platform.store.run_records import NewRun
 
-from tests.support.store_kit import Store, new_item
+from tests.support.store_kit import Store, claim_from_two_processes, new_item
 
 NOW = 60_000
 LEASE = 10**9
@@ -137,36 +134,9 @@ def test_two_processes_sharing_one_meter_never_exceed_it(store: Store) -> None:
     total = 24
     for lane in ("lane-x", "lane-y"):  # two functions' lanes, one meter
         backlog(store, total // 2, [meter], lane=lane)
-    other = Database(make_engine(store.url))
-    ticks, lock = itertools.count(NOW, 7), threading.Lock()
-    starts: list[tuple[int, int]] = []
-    problems: list[str] = []
-
-    def work(db: Database) -> None:
-        for _ in range(3_000):
-            if len(starts) >= total or problems:
-                return
-            with lock:
-                now = next(ticks)
-            try:
-                claimed = db.write_sync(partial(q.claim, now=now, max_items=5, lease_ms=LEASE))
-                for item in claimed:
-                    db.write_sync(partial(q.finish, item=item, now=now))
-            except Exception as exc:
-                problems.append(repr(exc))
-                return
-            with lock:
-                starts.extend((now, item.id) for item in claimed)
-
-    threads = [threading.Thread(target=work, args=(db,)) for db in (store.db, other)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-    finally:
-        other.close()
-    assert problems == []
+    starts = claim_from_two_processes(
+        store, total, start=NOW, step=7, max_items=5, lease_ms=LEASE, tries=3_000
+    )
     assert len({item_id for _, item_id in starts}) == len(starts) == total
     times = sorted(at for at, _ in starts)
     assert allowed_in_any_window(times, WindowConfig(meter.limit, meter.window_ms)), times

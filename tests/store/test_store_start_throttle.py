@@ -3,15 +3,13 @@ in the past (a restart, a stalled scheduler) still starts at the throttle's rate
 also when several processes claim from one store."""
 
 import itertools
-import threading
 from functools import partial
 
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
 from weir.platform.store import start_throttle
-from weir.platform.store.database import Database, make_engine
 
-from tests.support.store_kit import Store, new_item
+from tests.support.store_kit import Store, claim_from_two_processes, new_item
 
 LIMIT, PERIOD = 10, 1_000  # one start every 100 ms
 THROTTLE = start_throttle.payload(ThrottleConfig(PERIOD, LIMIT), "k", "ab" * 16)
@@ -39,36 +37,9 @@ def test_a_stale_backlog_starts_one_per_interval_in_order(store: Store) -> None:
 def test_two_processes_claiming_one_backlog_keep_the_interval(store: Store) -> None:
     total = 30
     stale_backlog(store, total)
-    other = Database(make_engine(store.url))
-    ticks, lock = itertools.count(60_000, 5), threading.Lock()
-    starts: list[tuple[int, int]] = []
-    problems: list[str] = []
-
-    def work(db: Database) -> None:
-        for _ in range(2_000):
-            if len(starts) >= total or problems:
-                return
-            with lock:
-                now = next(ticks)
-            try:
-                claimed = db.write_sync(partial(q.claim, now=now, max_items=8, lease_ms=10**9))
-                for item in claimed:
-                    db.write_sync(partial(q.finish, item=item, now=now))
-            except Exception as exc:
-                problems.append(repr(exc))
-                return
-            with lock:
-                starts.extend((now, item.id) for item in claimed)
-
-    threads = [threading.Thread(target=work, args=(db,)) for db in (store.db, other)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-    finally:
-        other.close()
-    assert problems == []
+    starts = claim_from_two_processes(
+        store, total, start=60_000, step=5, max_items=8, lease_ms=10**9, tries=2_000
+    )
     assert len(starts) == total
     assert len({item_id for _, item_id in starts}) == total  # each started once
     starts.sort()

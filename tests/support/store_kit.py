@@ -1,12 +1,15 @@
 """Shared by the store suite: the Store handle and builders for queue items."""
 
+import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, text
 from weir.platform.store import queue as q
-from weir.platform.store.database import Database
+from weir.platform.store.database import Database, make_engine
 
 T = TypeVar("T")
 LEASE = 1_000  # ms
@@ -57,3 +60,43 @@ def new_item(
         dedupe=dedupe,
         limits=limits,
     )
+
+
+def claim_from_two_processes(
+    store: Store, total: int, *, start: int, step: int, max_items: int, lease_ms: int, tries: int
+) -> list[tuple[int, int]]:
+    """Two writers on the same database (as two processes) claim and finish due items, each
+    at the next tick of one shared clock (`start`, then every `step` ms), until `total` were
+    started; the (ms, item id) of each start. Fails the test if a claim raised."""
+    other = Database(make_engine(store.url))
+    ticks, lock = itertools.count(start, step), threading.Lock()
+    starts: list[tuple[int, int]] = []
+    problems: list[str] = []
+
+    def work(db: Database) -> None:
+        for _ in range(tries):
+            if len(starts) >= total or problems:
+                return
+            with lock:
+                now = next(ticks)
+            try:
+                claim = partial(q.claim, now=now, max_items=max_items, lease_ms=lease_ms)
+                claimed = db.write_sync(claim)
+                for item in claimed:
+                    db.write_sync(partial(q.finish, item=item, now=now))
+            except Exception as exc:
+                problems.append(repr(exc))
+                return
+            with lock:
+                starts.extend((now, item.id) for item in claimed)
+
+    threads = [threading.Thread(target=work, args=(db,)) for db in (store.db, other)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        other.close()
+    assert problems == []
+    return starts
