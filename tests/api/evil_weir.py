@@ -5,12 +5,27 @@ import time
 from typing import Any
 
 from fastapi.testclient import TestClient
+from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp
 
 SIGNING_KEY = "signkey-test-" + "5e" * 32
 ADMIN = {"authorization": "Bearer admin"}
 SDK = {"authorization": f"Bearer {SIGNING_KEY}"}
+
+
+def cloud_settings(database_url: str) -> Settings:
+    """Weir out of dev mode, signing its calls, admitting the loopback apps, with the event key
+    "key" and the admin token "admin"."""
+    return Settings(
+        database_url=database_url,
+        sqlite_synchronous="OFF",
+        dev=False,
+        event_keys=("key",),
+        signing_keys=(SIGNING_KEY,),
+        admin_token="admin",
+        allowed_app_hosts=("127.0.0.1",),
+    )
 
 
 class Weir:

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp, answer, depth, step_run
-from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir, evil_function
+from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir, cloud_settings, evil_function
 from tests.api.helpers import LOCAL
 
 
@@ -31,15 +30,7 @@ async def two_steps(w: Any, req: dict[str, Any], app: EvilApp) -> None:
 
 @pytest.fixture
 def weir(database_url: str) -> Iterator[Weir]:
-    settings = Settings(
-        database_url=database_url,
-        sqlite_synchronous="OFF",
-        dev=False,
-        event_keys=("key",),
-        signing_keys=(SIGNING_KEY,),
-        admin_token="admin",
-        allowed_app_hosts=("127.0.0.1",),
-    )
+    settings = cloud_settings(database_url)
     evil = EvilApp(SIGNING_KEY, {"two_steps": two_steps})
     with evil.running() as app, TestClient(create_app(settings), LOCAL) as client:
         yield Weir(client, app)

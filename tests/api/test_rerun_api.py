@@ -9,24 +9,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp
-from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir
+from tests.api.evil_weir import ADMIN, SDK, SIGNING_KEY, Weir, cloud_settings
 from tests.api.helpers import LOCAL
 
 
 @pytest.fixture
 def weir(database_url: str) -> Iterator[Weir]:
-    settings = Settings(
-        database_url=database_url,
-        sqlite_synchronous="OFF",
-        dev=False,
-        event_keys=("key",),
-        signing_keys=(SIGNING_KEY,),
-        admin_token="admin",
-        allowed_app_hosts=("127.0.0.1",),
-    )
+    settings = cloud_settings(database_url)
     with (
         EvilApp(SIGNING_KEY).running() as evil,
         TestClient(create_app(settings), LOCAL) as client,
