@@ -316,7 +316,8 @@ class Platform:
         def accept(tx: Tx) -> list[str]:
             ids = events.accept(tx, incoming)
             if offer is not None:
-                claimed[:] = continuation.take_due(tx, offer.size, lease_ms, offer.skip)
+                now = self.clock.now_ms()  # after any lock the accept waited for
+                claimed[:] = continuation.take_due(tx, now, offer.size, lease_ms, offer.skip)
                 self.driver.prefetch(tx.conn, claimed, tx.trigger_events)
             return ids
 

@@ -43,12 +43,17 @@ def apply_answer(
     return nxt
 
 
-def take_due(tx: Tx, size: int, lease_ms: int, skip: Collection[str] = ()) -> list[q.Claimed]:
+def take_due(
+    tx: Tx, now: int, size: int, lease_ms: int, skip: Collection[str] = ()
+) -> list[q.Claimed]:
     """In a transaction that has just queued work (an event's first calls), claim up to
     `size` due items for the caller to start at once, as the scheduler's claim would after
-    the commit: one transaction and one wake-up fewer between an event and its first call."""
+    the commit: one transaction and one wake-up fewer between an event and its first call.
+    `now`: the time read after the transaction's own work, not `tx.now`. On PostgreSQL that
+    work may have waited for a lock (a FIFO lane whose holder was ending in another process),
+    and a start dated before the wait would precede the end it waited for."""
     if tx.enqueued == 0 or size <= 0:
         return []
-    claimed = q.claim(tx.conn, tx.now, size, lease_ms, skip)
+    claimed = q.claim(tx.conn, max(now, tx.now), size, lease_ms, skip)
     tx.claimed_here(claimed)
     return claimed

@@ -88,7 +88,7 @@ def accept(h: Harness, datas: list[dict[str, object]], size: int) -> tuple[list[
     incoming = [IncomingEvent(EVENT, d, None, LATER, {}, None) for d in datas]
     with h.tx(LATER) as tx:
         events.accept(tx, incoming)
-        return continuation.take_due(tx, size, LEASE_MS), tx.enqueued
+        return continuation.take_due(tx, LATER, size, LEASE_MS), tx.enqueued
 
 
 def test_an_events_first_calls_are_claimed_where_it_is_accepted(database_url: str) -> None:
@@ -113,4 +113,18 @@ def test_an_event_that_starts_nothing_claims_nothing(database_url: str) -> None:
     incoming = [IncomingEvent("app/other", {}, None, LATER, {}, None)]
     with h.tx(LATER) as tx:
         events.accept(tx, incoming)
-        assert continuation.take_due(tx, 8, LEASE_MS) == []
+        assert continuation.take_due(tx, LATER, 8, LEASE_MS) == []
+
+
+def test_first_calls_are_dated_when_claimed_not_when_the_transaction_began(
+    database_url: str,
+) -> None:
+    """A transaction that waited for a lock (a lane's ending holder in another process) claims
+    at the time read after the wait: a start is never dated before the end it waited for."""
+    h = Harness(database_url, config())
+    incoming = [IncomingEvent(EVENT, {}, None, LATER, {}, None)]
+    with h.tx(LATER) as tx:
+        events.accept(tx, incoming)
+        [item] = continuation.take_due(tx, LATER + 50, 8, LEASE_MS)
+    assert item.claimed_at == LATER + 50
+    assert h.run(item.run_id or "").created_at == LATER
