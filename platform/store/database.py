@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
+from weir.platform.store.checkpoint import JOURNAL_SIZE_LIMIT, Checkpointer
 
 T = TypeVar("T")
 Job = Callable[[Connection], T]
@@ -83,6 +84,7 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -96,7 +98,10 @@ class Database:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._max_group = MAX_GROUP if engine.dialect.name == "sqlite" else PG_GROUP
+        sqlite = engine.dialect.name == "sqlite"
+        self._max_group = MAX_GROUP if sqlite else PG_GROUP
+        # SQLite: the log is folded into the file by a thread of its own (store/checkpoint.py)
+        self.checkpointer = Checkpointer(engine) if sqlite else None
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="weir-writer", daemon=True)
         self._writer.start()
@@ -123,14 +128,21 @@ class Database:
     def close(self) -> None:
         self._jobs.put(None)
         self._writer.join(timeout=10)
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
         self.engine.dispose()
 
     def _write_loop(self) -> None:
         conn = self.engine.connect()
         conn.info[WRITER] = True
+        if self.checkpointer is not None:
+            # on the driver's connection: through SQLAlchemy it would begin a transaction
+            conn.connection.driver_connection.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
         try:
             while (group := self._take_group()) is not None:
                 self._run_group(conn, group)
+                if self.checkpointer is not None:
+                    self.checkpointer.committed()
         finally:
             conn.close()
 
