@@ -1,9 +1,11 @@
 """Evaluating over a JSON object another process already holds parsed.
 
 The process that parses and checks a large event (Weir's ingest worker) keeps it parsed and
-evaluates admission's expressions on it, so the event is parsed once and an evaluation's clock
-starts as soon as the event is checked, instead of after its bytes went to a pool worker and
-were parsed there again.
+evaluates admission's expressions on it, so the event is parsed once, instead of again after
+its bytes went to a pool worker. As in a pool worker, where the first evaluation on a document
+parses it, the time since the holder had the bytes counts toward the first evaluation's budget
+(`spent_ms`), so a costly expression is given up on a budget after the body arrived, not a
+budget after a parse; that evaluation still has at least a quarter of the budget.
 
 Both sides use the pool worker's own code: the asker frames the request a pool worker takes,
 naming the object by key without its bytes (`evaluate_held`), and the holder answers it with
@@ -39,6 +41,8 @@ HeldRequest = tuple[int, int, tuple[Any, ...]]
 HEADER_BYTES = _worker.HEADER_BYTES  # of a framed answer: its length, big-endian
 # How much longer than the time budget the asker waits for the holder's own verdict.
 GRACE_MS = 1000
+# The least share of the time budget an evaluation has, however long the parse before it took.
+FLOOR_SHARE = 0.25
 # Sends a request to the holder and returns its (verdict, payload) by the deadline
 # (time.monotonic()), or raises HolderStopped.
 Exchange = Callable[[HeldRequest, float], tuple[str, Any]]
@@ -98,11 +102,15 @@ def answer_held(held: OrderedDict[str, Any], request: HeldRequest) -> bytes:
         return _worker._answer(_programs, held, worker_request)
 
 
-def answer_held_forked(held: OrderedDict[str, Any], request: HeldRequest) -> bytes:
-    """`answer_held` in a forked child, killed past the time budget; a child that died or was
-    killed gives ("stopped", "died" or "time"), which `evaluate_held` words as the pool does.
-    The caller must be single-threaded (it forks)."""
-    time_ms = request[0]
+def answer_held_forked(
+    held: OrderedDict[str, Any], request: HeldRequest, spent_ms: float = 0.0
+) -> bytes:
+    """`answer_held` in a forked child, killed past the time budget less `spent_ms` (at least
+    FLOOR_SHARE of it); a child that died or was killed gives ("stopped", "died" or "time"),
+    which `evaluate_held` words as the pool does. The caller must be single-threaded (it
+    forks)."""
+    started = time.monotonic()
+    time_ms = time_left_ms(request[0], spent_ms)
     source = request[2][0]
     if len(_programs) >= _worker.MAX_PROGRAMS:
         _programs.clear()
@@ -123,7 +131,7 @@ def answer_held_forked(held: OrderedDict[str, Any], request: HeldRequest) -> byt
             os._exit(status)
     os.close(write_end)
     try:
-        answer = _read_all(read_end, time.monotonic() + time_ms / 1000)
+        answer = _read_all(read_end, started + time_ms / 1000)  # the fork's time counts
     except TimeoutError:
         os.kill(pid, signal.SIGKILL)
         answer = _worker.frame(("stopped", "time"))
@@ -133,6 +141,11 @@ def answer_held_forked(held: OrderedDict[str, Any], request: HeldRequest) -> byt
         answer = _worker.frame(("stopped", "died"))
     _reap_later(pid)
     return answer
+
+
+def time_left_ms(budget_ms: int, spent_ms: float) -> float:
+    """The time an evaluation has when `spent_ms` of its budget went before it (a parse)."""
+    return max(budget_ms - spent_ms, budget_ms * FLOOR_SHARE)
 
 
 def _whole(answer: bytes) -> bool:

@@ -4,9 +4,10 @@ event into canonical JSON for a request to an app (`canonical`).
 
 With `foresee`, the worker that parsed a body keeps its large events parsed and evaluates on
 them the expressions admission will need (`weir.expressions.held`), before the transaction:
-the event is parsed once, an evaluation's budget starts as soon as the event is checked, and
-the writer takes the outcomes instead of evaluating. Each evaluation runs in a child the worker
-forks (sharing the parsed event), killed past the time budget; the worker itself lives on.
+the event is parsed once, and the writer takes the outcomes instead of evaluating. As in a CEL
+worker, the parse counts toward the first evaluation's time budget. Each evaluation runs in a
+child the worker forks (sharing the parsed event), killed past the time budget; the worker
+itself lives on.
 
 Parsing 3 MiB into Python objects, checking every value and serializing it again takes
 50-200 ms of GIL in one piece, during which no other request of the process is answered. A
@@ -291,7 +292,9 @@ def _read(stream: IO[bytes]) -> Any:
 
 def _hold(stdin: IO[bytes], stdout: IO[bytes], body: bytes, now_ms: int) -> None:
     """Parse `body`, answer with its events, then evaluate over its large events (kept
-    parsed, by index) until the parent says it is done."""
+    parsed, by index) until the parent says it is done. The time since the body came counts
+    toward the first evaluation's budget (`held.answer_held_forked`)."""
+    received = time.monotonic()
     try:
         events, held = parse_large_body_held(body, now_ms)
     except EventError as error:
@@ -303,12 +306,15 @@ def _hold(stdin: IO[bytes], stdout: IO[bytes], body: bytes, now_ms: int) -> None
     _write(stdout, ("ok", events))
     kept: OrderedDict[str, Any] = OrderedDict((str(i), event) for i, event in held.items())
     del events, held
+    first = True
     while True:
         op, *args = _read(stdin)
         if op != "evaluate":
             return  # "done"
+        spent_ms = (time.monotonic() - received) * 1000 if first else 0.0
+        first = False
         try:
-            answer = answer_held_forked(kept, args[0])
+            answer = answer_held_forked(kept, args[0], spent_ms)
         except OSError:  # no fork now (a process limit): the parent evaluates it the usual way
             answer = _frame(("missing", ""))
         except Exception as error:  # e.g. MemoryError while framing a result: that one fails

@@ -27,6 +27,7 @@ from weir.expressions.held import (
     answer_held,
     evaluate_held,
     reads,
+    time_left_ms,
 )
 
 from tests.support.verdicts import outcome
@@ -125,3 +126,12 @@ def test_reads_names_the_top_level_fields_an_expression_reads() -> None:
     assert not reads(compile_expression("event.data.id"), "event", "id")
     assert reads(compile_expression("event.size() > 0"), "event", "id")  # all of it
     assert not reads(compile_expression("1 == 1"), "event", "id")
+
+
+@pytest.mark.parametrize(
+    ("spent", "left"), [(0.0, 200.0), (60.0, 140.0), (150.0, 50.0), (190.0, 50.0), (900.0, 50.0)]
+)
+def test_the_time_spent_before_an_evaluation_counts_toward_its_budget(
+    spent: float, left: float
+) -> None:
+    assert time_left_ms(200, spent) == left  # never less than a quarter of it

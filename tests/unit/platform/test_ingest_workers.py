@@ -4,6 +4,7 @@ and the same events back; a worker stopped for a budget is replaced, and a refus
 the pool as it was."""
 
 import asyncio
+import io
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -146,3 +147,29 @@ def test_a_refused_body_leaves_the_workers_ready_for_the_next(budget: Budget) ->
     good = _body({"name": "t/big", "data": {"pad": PAD, "kind": "a"}})
     asyncio.run(ingest_workers.parse(good, NOW, _foresee_each(["event.data.kind"], seen)))
     assert seen == {0: [("ok", "a")]}
+
+
+def test_the_parse_counts_toward_the_first_evaluation_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker hands the time since the body came to the first evaluation on its events
+    (so a costly one is given up a budget after the body arrived), and nothing to the next."""
+    spent: list[float] = []
+
+    def evaluate(held: Any, request: Any, spent_ms: float = 0.0) -> bytes:
+        spent.append(spent_ms)
+        return ingest_workers._frame(("ok", True))
+
+    monkeypatch.setattr(ingest_workers, "answer_held_forked", evaluate)
+    request = (200, 64 * MIB, ("true", 1024, "json", b"{}", ()))
+    parent = io.BytesIO()
+    for message in (("evaluate", request), ("evaluate", request), ("done",)):
+        parent.write(ingest_workers._frame(message))
+    parent.seek(0)
+    answers = io.BytesIO()
+    body = _body({"name": "t/big", "data": {"items": [1] * 200_000}})
+    ingest_workers._hold(parent, answers, body, NOW)
+
+    assert len(spent) == 2
+    assert spent[0] > 0 and spent[1] == 0
+    answers.seek(0)
+    verdict, events = ingest_workers._read(answers)
+    assert verdict == "ok" and events[0].raw is not None
