@@ -165,7 +165,7 @@ def ingest_level(runs: int) -> None:
             return asyncio.run(ingest_workers.parse(body, 1_700_000_000_000))
 
         def held(body: bytes = body, expression: Any = expression) -> None:
-            def foresee(event: Any, evaluate: Any) -> dict[str, Any]:
+            def foresee(event: Any, evaluate: Any, parse_ms: float = 0.0) -> dict[str, Any]:
                 with suppress(BudgetExceeded):
                     evaluate(expression)
                 return {}

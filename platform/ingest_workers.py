@@ -67,9 +67,10 @@ class Unsendable(ValueError):
 # Evaluates an expression over a large event where the worker holds it (raises NotHeld when
 # it cannot: the caller then leaves that one to the usual way).
 HeldEvaluate = Callable[[Expression], Any]
-# Given a large event (as Weir will store it, with a placeholder id) and a HeldEvaluate, the
-# outcomes to keep with it (`IncomingEvent.evaluated`).
-Foresee = Callable[[IncomingEvent, HeldEvaluate], dict[str, tuple[Any, float]]]
+# Given a large event (as Weir will store it, with a placeholder id), a HeldEvaluate and the ms
+# its body took to parse (which count toward the first costly evaluation, as in a CEL worker),
+# the outcomes to keep with it (`IncomingEvent.evaluated`).
+Foresee = Callable[[IncomingEvent, HeldEvaluate, float], dict[str, tuple[Any, float]]]
 
 
 async def parse(body: bytes, now_ms: int, foresee: Foresee | None = None) -> list[IncomingEvent]:
@@ -126,10 +127,17 @@ class Pool:
     def parse_foreseeing(self, body: bytes, now_ms: int, foresee: Foresee) -> list[IncomingEvent]:
         worker = self._acquire()
         session = _Session(self, worker)
+        started = time.monotonic()
         events = session.parse(body, now_ms)
+        parse_ms = (time.monotonic() - started) * 1000  # charged once: to the body's first event
         try:
             return [
-                replace(event, evaluated=foresee(event, session.evaluator(index, event)))
+                replace(
+                    event,
+                    evaluated=foresee(
+                        event, session.evaluator(index, event), 0.0 if index else parse_ms
+                    ),
+                )
                 if event.raw is not None
                 else event
                 for index, event in enumerate(events)

@@ -302,7 +302,7 @@ class Platform:
             # which also makes the costly evaluations admission will need, off the writer
             registry = self.registry
             incoming = await ingest_workers.parse(
-                body, now, lambda event, held: events.foresee(registry, event, held)
+                body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
         return await self._accept(incoming)
 

@@ -54,12 +54,13 @@ def foresee(
     event: dict[str, Any],
     evaluate: Callable[[Expression], Any],
     unknown: frozenset[str] = frozenset(),
+    parse_ms: float = 0.0,
 ) -> dict[str, tuple[Any, float]]:
     """The costly evaluations `admit_event` will make for `event`, made now, in its order and
     stopping where it stops (`keys.Foresight`): each function's trigger `if`s up to the first
     that holds, then, for a function that matched, what `admit` prepares, up to the first
     exceeded budget. Run before the transaction, so the writer need not wait on them."""
-    ahead = Foresight(event, evaluate, unknown)
+    ahead = Foresight(event, evaluate, unknown, parse_ms)
     if event["name"] == SystemEvent.FUNCTION_INVOKED:
         return {}
     try:

@@ -32,14 +32,17 @@ def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
 
 
 def foresee(
-    registry: Registry, event: IncomingEvent, evaluate: Callable[[Expression], Any]
+    registry: Registry,
+    event: IncomingEvent,
+    evaluate: Callable[[Expression], Any],
+    parse_ms: float = 0.0,
 ) -> dict[str, tuple[Any, float]]:
     """Admission's costly evaluations over `event`, made before its transaction
     (`admission.foresee`); they go with it as `IncomingEvent.evaluated`."""
     unknown = frozenset() if event.user_id else frozenset({"id"})  # made when it is stored
     # A key of its own: expressions' worker processes cache documents by it.
     payload = event_payload(event, f"foreseen-{uuid.uuid4().hex}")
-    return admission.foresee(registry, payload, evaluate, unknown)
+    return admission.foresee(registry, payload, evaluate, unknown, parse_ms)
 
 
 def _stored(tx: Tx, event: IncomingEvent) -> event_records.StoredEvent:

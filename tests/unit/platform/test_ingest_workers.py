@@ -57,7 +57,7 @@ def _foresee_each(
     """Evaluates each of `sources` where the worker holds the event; records the outcomes."""
 
     def foresee(
-        event: IncomingEvent, held: Callable[[Expression], Any]
+        event: IncomingEvent, held: Callable[[Expression], Any], parse_ms: float
     ) -> dict[str, tuple[Any, float]]:
         outcomes = seen.setdefault(len(seen), [])
         for source in sources:

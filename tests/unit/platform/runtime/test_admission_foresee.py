@@ -68,7 +68,7 @@ def send_large(
     body = json.dumps({"name": EVENT, "data": data, **event}).encode()
     registry = h.registry
     incoming = asyncio.run(
-        ingest_workers.parse(body, at, lambda e, held: events.foresee(registry, e, held))
+        ingest_workers.parse(body, at, lambda e, held, ms: events.foresee(registry, e, held, ms))
     )
     assert incoming[0].raw is not None and incoming[0].evaluated
     with no_costly_evaluation_here(monkeypatch), h.tx(at) as tx:
@@ -150,7 +150,7 @@ def test_an_expression_reading_the_id_weir_makes_is_left_to_the_writer(
     body = json.dumps({"name": EVENT, "data": fine()}).encode()
     registry = h.registry
     incoming = asyncio.run(
-        ingest_workers.parse(body, NOON, lambda e, held: events.foresee(registry, e, held))
+        ingest_workers.parse(body, NOON, lambda e, held, ms: events.foresee(registry, e, held, ms))
     )
     assert incoming[0].evaluated == {}  # not foreseen: its id is made in the transaction
     with h.tx(NOON) as tx:
