@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store.fast import Fast
 from weir.platform.store.schema import fifo_lanes, fifo_members, queue
 from weir.platform.vocabulary import QueueKind
 
@@ -25,12 +26,15 @@ def _p(name: str) -> Any:
     return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
 
 
-def _join_statement(dialect: Any) -> Any:
+_JOIN_COLUMNS = ("lane", "key", "holder", "fence", "next_seq", "scope", "held_since", "queued")
+
+
+def _join_statement(dialect: Any) -> Fast:
     """One upsert: create the lane held by the run, or take a free lane, or take the next
     number in line (the row stays locked until the transaction ends), returning the result."""
     lanes = dialect.insert(fifo_lanes)
     free = fifo_lanes.c.holder.is_(None)
-    return lanes.on_conflict_do_update(
+    upsert = lanes.on_conflict_do_update(
         index_elements=[fifo_lanes.c.lane],
         set_={
             "holder": case((free, lanes.excluded.holder), else_=fifo_lanes.c.holder),
@@ -42,10 +46,12 @@ def _join_statement(dialect: Any) -> Any:
             "scope": lanes.excluded.scope,
         },
     ).returning(fifo_lanes.c.holder, fifo_lanes.c.fence, fifo_lanes.c.next_seq)
+    return Fast(upsert, _JOIN_COLUMNS)
 
 
 _JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgresql)}
-_HOLD = (
+# Each laned run joins and leaves a lane: these run on the driver's cursor (store/fast.py).
+_HOLD = Fast(
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
     .values(
@@ -58,13 +64,13 @@ _HOLD = (
 )
 # Locks the lane row whoever leaves (so leaving runs and joining runs of a lane take turns on
 # PostgreSQL), and ends the hold if the run is the holder: the holder left is NULL then.
-_LET_GO = (
+_LET_GO = Fast(
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
     .values(holder=case((fifo_lanes.c.holder == _p("run"), None), else_=fifo_lanes.c.holder))
     .returning(fifo_lanes.c.holder)
 )
-_ADD_MEMBER = insert(fifo_members)
+_ADD_MEMBER = Fast(insert(fifo_members), ("lane", "seq", "run_id", "start_at", "payload"))
 _FIRST_SEQ = (
     select(fifo_members.c.seq)
     .where(fifo_members.c.lane == _p("lane"))
@@ -72,23 +78,27 @@ _FIRST_SEQ = (
     .limit(1)
     .scalar_subquery()
 )
-_POP_FIRST = (
+_POP_FIRST = Fast(
     delete(fifo_members)
     .where(fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _FIRST_SEQ)
     .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
 )
-_DROP_RUN = delete(fifo_members).where(fifo_members.c.run_id == _p("run"))
-_DEQUEUED = (
+_DROP_RUN = Fast(delete(fifo_members).where(fifo_members.c.run_id == _p("run")))
+_DEQUEUED = Fast(
     update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(queued=fifo_lanes.c.queued - 1)
 )
-_HOLDER = select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane"))
-_IN_FLIGHT = select(func.max(queue.c.available_at)).where(
-    queue.c.run_id == _p("run"),
-    queue.c.lease_owner.is_not(None),
-    queue.c.kind == QueueKind.EXEC.value,
+_HOLDER = Fast(select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane")))
+_IN_FLIGHT = Fast(
+    select(func.max(queue.c.available_at)).where(
+        queue.c.run_id == _p("run"),
+        queue.c.lease_owner.is_not(None),
+        queue.c.kind == QueueKind.EXEC.value,
+    )
 )
-_FENCE = select(fifo_lanes.c.fence).where(
-    fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run")
+_FENCE = Fast(
+    select(fifo_lanes.c.fence).where(
+        fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run")
+    )
 )
 
 
@@ -137,7 +147,7 @@ def join(
         "held_since": now,
         "queued": 0,
     }
-    row = conn.execute(_JOIN[conn.dialect.name], new).one()  # waits for a producer ahead
+    row = _JOIN[conn.dialect.name].first(conn, new)  # waits for a producer ahead
     if row.holder == run_id:
         return Joined(holder=run_id, fence=int(row.fence))
     member = {
@@ -147,41 +157,41 @@ def join(
         "start_at": start_at,
         "payload": json.dumps(payload),
     }
-    conn.execute(_ADD_MEMBER, member)
+    _ADD_MEMBER.run(conn, member)
     return Joined(holder=str(row.holder), fence=None)
 
 
 def holder(conn: Connection, lane: str) -> str | None:
-    value = conn.execute(_HOLDER, {"b_lane": lane}).scalar()
+    value = _HOLDER.scalar(conn, {"b_lane": lane})
     return None if value is None else str(value)
 
 
 def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> Handoff | None:
     """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
     new fence), or the lane is free; a run that ended while queued just leaves the line."""
-    row = conn.execute(_LET_GO, {"b_lane": lane, "b_run": run_id}).first()
+    row = _LET_GO.first(conn, {"b_lane": lane, "b_run": run_id})
     if row is None or row.holder is not None:
-        if conn.execute(_DROP_RUN, {"b_run": run_id}).rowcount:  # it was queued, not the holder
-            conn.execute(_DEQUEUED, {"b_lane": lane})
+        if _DROP_RUN.rowcount(conn, {"b_run": run_id}):  # it was queued, not the holder
+            _DEQUEUED.run(conn, {"b_lane": lane})
         return None
-    nxt = conn.execute(_POP_FIRST, {"b_lane": lane}).first()
+    nxt = _POP_FIRST.first(conn, {"b_lane": lane})
     if nxt is None:
         return None  # nobody in line: the lane stays free
     hold = {"b_lane": lane, "b_holder": nxt.run_id, "b_now": now}
-    fence = conn.execute(_HOLD, hold).scalar_one()
+    fence = _HOLD.scalar(conn, hold)
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
 
 
 def in_flight_until(conn: Connection, run_id: str) -> int | None:
     """When the latest lease on the run's claimed calls ends; None if none is in flight (the
     statement is built once: this runs at the end of every laned run)."""
-    value = conn.execute(_IN_FLIGHT, {"b_run": run_id}).scalar()
+    value = _IN_FLIGHT.scalar(conn, {"b_run": run_id})
     return None if value is None else int(value)
 
 
 def fence(conn: Connection, lane: str, run_id: str) -> int | None:
     """The lane's fencing token if `run_id` holds the lane; None otherwise."""
-    value = conn.execute(_FENCE, {"b_lane": lane, "b_run": run_id}).scalar()
+    value = _FENCE.scalar(conn, {"b_lane": lane, "b_run": run_id})
     return None if value is None else int(value)
 
 
