@@ -91,6 +91,9 @@ def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, 
 
 def load_event_texts(conn: Connection, ids: Sequence[str]) -> list[str]:
     """The stored JSON of the events, in the order of `ids` (those still stored)."""
+    if len(ids) == 1:  # nearly every call: one trigger event, by a statement built once
+        payload = _EVENT_PAYLOAD.scalar(conn, {"id": ids[0]})
+        return [] if payload is None else [str(payload)]
     rows = conn.execute(_EVENT_PAYLOADS, {"ids": list(ids)}).all()
     by_id = {r.id: str(r.payload) for r in rows}
     return [by_id[i] for i in ids if i in by_id]

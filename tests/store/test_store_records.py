@@ -121,6 +121,21 @@ def test_events_are_stored_and_loaded_in_the_order_asked(store: Store) -> None:
     assert (row.name, row.ts, row.received_at) == ("app/thing", 1_001, 2_000)
 
 
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [(["ev-1"], ['{"n":1}']), (["ev-9"], []), (["ev-2", "ev-9", "ev-0"], ['{"n":2}', '{"n":0}'])],
+)
+def test_event_texts_come_back_as_stored_in_the_order_asked(
+    store: Store, ids: list[str], expected: list[str]
+) -> None:
+    batch = [
+        event_records.StoredEvent(f"ev-{i}", "app/thing", None, 1_000 + i, 2_000, {"n": i})
+        for i in range(3)
+    ]
+    store.write(lambda c: event_records.insert_events(c, batch))
+    assert store.read(lambda c: event_records.load_event_texts(c, ids)) == expected
+
+
 def test_runs_are_found_through_every_event_that_started_them(store: Store) -> None:
     store.write(lambda c: run_records.insert_run(c, new_run("run-b", "ev-1", "ev-2")))
     store.write(lambda c: run_records.insert_run(c, new_run("run-a", "ev-1", "ev-1")))
