@@ -327,17 +327,39 @@ def _limits_json(limits: tuple[Limit, ...]) -> str:
     return json.dumps([list(pair) for pair in limits]) if limits else _NO_LIMITS
 
 
+CLAIM_PASSES = 3  # looks at the due lanes per claim, while the lanes looked at fell short
+
+
 def claim(
     conn: Connection, now: int, max_items: int, lease_ms: int, skip: Collection[str] = ()
 ) -> list[Claimed]:
     """Lease up to `max_items` due items, honouring every lane's concurrency limits; lanes in
-    `skip` (those of apps this process calls as much as it may) are passed over."""
+    `skip` (those of apps this process calls as much as it may) are passed over.
+
+    A lane due by its row may give nothing: emptied or woken lanes are set right only when a
+    claim looks at them (`finish`). When the lanes looked at fell short, the claim looks
+    further (at most CLAIM_PASSES times), so that such lanes ahead of real work do not send
+    a claim of one item (the next call taken where an answer is applied, an event's first
+    call) away empty-handed."""
     claimed: list[Claimed] = []
-    for lane_row in _due_lanes(conn, now, max_items, skip):
-        budget = max_items - len(claimed)
-        if budget <= 0:
+    seen: set[str] = set()
+    for _ in range(CLAIM_PASSES):
+        wanted = max_items - len(claimed)
+        if wanted <= 0:
             break
-        claimed.extend(_claim_lane(conn, lane_row.lane, _limits(lane_row), now, budget, lease_ms))
+        asked = wanted + len(seen)  # the lanes already looked at may still be due
+        rows = _due_lanes(conn, now, asked, skip)
+        fresh = [row for row in rows if row.lane not in seen]
+        for lane_row in fresh:
+            budget = max_items - len(claimed)
+            if budget <= 0:
+                break
+            seen.add(lane_row.lane)
+            claimed.extend(
+                _claim_lane(conn, lane_row.lane, _limits(lane_row), now, budget, lease_ms)
+            )
+        if len(rows) < asked or not fresh:
+            break  # every due lane has been looked at
     return claimed
 
 

@@ -186,6 +186,33 @@ def test_an_emptied_lane_is_removed_by_the_claim_that_next_looks_at_it(store: St
     assert store.read(q.next_due) is None
 
 
+@pytest.mark.parametrize("stale", [1, 5])
+def test_emptied_lanes_ahead_do_not_send_a_claim_of_one_away_empty(
+    store: Store, stale: int
+) -> None:
+    """Lanes emptied by finished items stay due until a claim looks at them; a claim of one
+    item (the next call taken where an answer is applied) looks past them to real work."""
+    for i in range(stale):
+        enqueue(store, new_item(f"old-{i}", score=i))
+    for held in claim(store, now=0, max_items=stale):
+        finish(store, held, now=1)
+    enqueue(store, new_item("work", score=100, step_id="due"))
+    [got] = claim(store, now=LEASE, max_items=1)
+    assert (got.lane, got.step_id) == ("work", "due")
+    assert due_lanes(store, LEASE) == []  # the emptied lanes were removed on the way
+
+
+def test_a_claim_looks_past_emptied_lanes_only_a_bounded_number_of_times(store: Store) -> None:
+    many = 3 * q.CLAIM_PASSES + 1  # more emptied lanes than one claim of one looks through
+    for i in range(many):
+        enqueue(store, new_item(f"old-{i}", score=i))
+    for held in claim(store, now=0, max_items=many):
+        finish(store, held, now=1)
+    enqueue(store, new_item("work", score=100))
+    assert claim(store, now=LEASE, max_items=1) == []
+    assert len(due_lanes(store, LEASE)) < many + 1  # yet each look set some lanes right
+
+
 def test_an_item_enqueued_into_an_emptied_lane_is_due_at_once(store: Store) -> None:
     enqueue(store, new_item("lane-a"))
     [held] = claim(store, now=0)
