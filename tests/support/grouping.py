@@ -38,8 +38,10 @@ def _suffix_node_id(item: pytest.Item, group: str) -> None:
     """What xdist's loadgroup does to a marked test's node id ("<id>@<group>", which its
     scheduler reads): xdist 3.8 writes it to `item._nodeid`, which pytest 9.2 no longer reads
     (the id lives in `item._id`), so every test would be its own unit again."""
-    from _pytest.nodeid import NodeId  # pytest >= 9.2 only, as is `_id`
-
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2 only, as is `_id`
+    except ImportError:  # a pytest that moved it: the groups are lost, not the run
+        return
     item._id = NodeId.parse(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
