@@ -19,7 +19,7 @@ from weir.platform.clock import Clock, SystemClock
 from weir.platform.connect.gateway import Gateway
 from weir.platform.connect.transport import ConnectTransport
 from weir.platform.executor import ai
-from weir.platform.executor.driver import Driver
+from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http import AppClient
 from weir.platform.functions import parse_sync
 from weir.platform.ingest import IncomingEvent, parse_body
@@ -325,10 +325,14 @@ class Platform:
         try:
             ids = await self.write(accept)
             committed = claimed
-            return ids
         finally:
             if offer is not None:
                 self.scheduler.adopt(offer, committed)
+        # The calls just started go out first: building and writing this answer would
+        # otherwise come between the event and its first call.
+        for _ in range(TURNS_TO_SEND if committed else 0):
+            await asyncio.sleep(0)
+        return ids
 
     async def register(self, payload: Any) -> dict[str, Any]:
         sync = parse_sync(payload)

@@ -88,7 +88,7 @@ async def logout(request: Request) -> Response:
     await protect_form(request)
     credential = credential_of(request)
     if credential is not None and credential.session is not None:
-        await revoke(platform(request), credential.session)  # the cookie alone is not the end
+        await revoke(await platform(request), credential.session)  # the cookie alone is not the end
     response = RedirectResponse("/login", 303)
     response.delete_cookie(sessions.COOKIE, httponly=True, samesite="lax")
     return response

@@ -4,10 +4,13 @@
 body. For values made only of objects with ASCII keys, arrays, strings, booleans, null and
 integers within ±(2^53-1), orjson with sorted keys writes exactly the RFC 8785 bytes: the same
 minimal string escapes, UTF-8 left as it is, no whitespace, and (keys being ASCII) the same
-key order as RFC 8785's UTF-16 order. Anything else (a float, whose RFC 8785 form follows
-ECMAScript's number printing; a non-ASCII key; an integer past 2^53-1, which RFC 8785
-refuses; a string orjson cannot encode) goes through `rfc8785` itself, errors included.
-`tests/unit/platform/test_canonical.py` checks the two agree.
+key order as RFC 8785's UTF-16 order. So do floats with a fraction between 1e-5 and 1e15 in
+magnitude (a timestamp in seconds, a price): both print the shortest digits that read back
+as the same double, in plain decimal notation. Anything else (a whole-number float, which
+ECMAScript prints without ".0"; a float so large or small that either prints an exponent; a
+non-ASCII key; an integer past 2^53-1, which RFC 8785 refuses; a string orjson cannot
+encode) goes through `rfc8785` itself, errors included. `tests/unit/platform/test_canonical.py`
+checks the two agree.
 """
 
 from typing import Any
@@ -16,6 +19,8 @@ import orjson
 import rfc8785
 
 MAX_EXACT_INT = 2**53 - 1
+# Floats printed alike by both (see above): NaN and infinities fail the bounds.
+PLAIN_FLOAT_MIN, PLAIN_FLOAT_MAX = 1e-5, 1e15
 
 
 def dumps(value: Any) -> bytes:
@@ -38,6 +43,10 @@ def _plain(value: Any) -> bool:
             continue
         if kind is int:
             if -MAX_EXACT_INT <= item <= MAX_EXACT_INT:
+                continue
+            return False
+        if kind is float:
+            if PLAIN_FLOAT_MIN <= abs(item) < PLAIN_FLOAT_MAX and not item.is_integer():
                 continue
             return False
         if kind is dict:

@@ -51,6 +51,10 @@ from weir.platform.vocabulary import QueueKind, RunStatus
 log = logging.getLogger("weir.executor")
 
 JUDGE_ON_LOOP_BYTES = 64 * 1024  # a bigger answer is parsed off the event loop
+# Event-loop turns from a call's start to its request written to the app: its worker's own
+# turn, then its request task's (`_send`). Whoever starts calls and would rather they went
+# out before its own work (the event API's answer) lets the loop run this many turns.
+TURNS_TO_SEND = 2
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,10 @@ class Driver:
             run_ids = list(self._calls)
             for run_id in await self.db.read(lambda c: cancelled_among(c, run_ids)):
                 self.abort(run_id)
+
+    def calling(self, run_id: str) -> bool:
+        """Whether a request of the run is under way (started, not yet answered)."""
+        return bool(self._calls.get(run_id))
 
     def abort(self, run_id: str) -> None:
         """The run was cancelled: its requests in flight are moot, so they end now (and free

@@ -64,3 +64,37 @@ def test_edge_values_agree(value: object) -> None:
 def test_what_rfc8785_refuses_is_refused(value: object) -> None:
     with pytest.raises(rfc8785.CanonicalizationError):
         canonical.dumps({"x": value})
+
+
+# Floats in and around the range the fast path takes (fractions, 1e-5 <= |x| < 1e15), bounds
+# and their neighbours included.
+near_bounds = st.sampled_from(
+    [
+        canonical.PLAIN_FLOAT_MIN,
+        canonical.PLAIN_FLOAT_MAX,
+        math.nextafter(canonical.PLAIN_FLOAT_MIN, 0),
+        math.nextafter(canonical.PLAIN_FLOAT_MAX, 0),
+        math.nextafter(canonical.PLAIN_FLOAT_MAX, math.inf),
+        1e-4,
+        1e-6,
+        1e16,
+        2.0**53 - 0.5,
+    ]
+)
+fast_range = st.floats(min_value=-1e16, max_value=1e16, allow_nan=False) | st.builds(
+    lambda exponent, mantissa: mantissa * 10.0**exponent,
+    st.integers(min_value=-7, max_value=16),
+    st.floats(min_value=-10, max_value=10, allow_nan=False),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(fast_range | near_bounds | near_bounds.map(lambda x: -x))
+def test_floats_near_the_fast_range_agree(value: float) -> None:
+    assert _ours({"x": value, "list": [value]}) == _rfc8785({"x": value, "list": [value]})
+
+
+def test_a_timestamp_in_seconds_takes_the_fast_path() -> None:
+    # an event carrying `time.time()`: written by orjson, not by the pure-Python serializer
+    assert canonical._plain({"data": {"sent": 1796312417.0794523, "price": 0.1}})
+    assert not canonical._plain({"data": {"whole": 12.0}})

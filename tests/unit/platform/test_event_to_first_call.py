@@ -1,0 +1,84 @@
+"""The path from an accepted event to its first call waits for nothing it need not: the call
+is under way before the event's answer is built, and the event route takes no thread hop."""
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.routing import APIRoute
+from weir.platform.api import events
+from weir.platform.service import Platform
+from weir.platform.settings import Settings
+from weir.platform.store import run_records
+
+ANSWER = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-inngest-sdk: test:v0\r\n"
+    b"content-length: 4\r\n\r\nnull"
+)
+
+
+async def answer_calls(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A loopback app that completes every run at its first call (kept-alive connections)."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            found = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
+            await reader.readexactly(int(found.group(1)) if found else 0)
+            writer.write(ANSWER)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        writer.close()
+
+
+def sync_payload(url: str) -> dict[str, Any]:
+    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{url}?fnId=go"}}
+    function = {"id": "go", "name": "go", "triggers": [{"event": "t/go"}], "steps": {"step": step}}
+    return {
+        "appname": "fast",
+        "url": url,
+        "sdk": "test:v0",
+        "v": "0.1",
+        "deploy_type": "ping",
+        "functions": [function],
+    }
+
+
+@pytest.fixture
+async def weir(tmp_path: Path) -> AsyncIterator[Platform]:
+    server = await asyncio.start_server(answer_calls, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'weir.db'}", sqlite_synchronous="OFF")
+    platform = Platform(settings)
+    await platform.start()
+    try:
+        await platform.register(sync_payload(f"http://127.0.0.1:{port}/api/inngest"))
+        yield platform
+    finally:
+        await platform.stop()
+        server.close()
+
+
+async def test_an_events_first_call_is_under_way_when_the_event_is_acknowledged(
+    weir: Platform,
+) -> None:
+    for _ in range(3):  # the first with a new connection to the app, then over a kept one
+        [event_id] = await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
+        # read without yielding to the loop: what is under way now started before the answer
+        [run] = weir.db.read_sync(lambda c, e=event_id: run_records.runs_for_event(c, e))
+        assert weir.driver.calling(run.id)
+        await asyncio.sleep(0.05)  # the run completes; the connection stays open
+
+
+def test_the_event_route_has_no_dependency_run_on_the_thread_pool() -> None:
+    # FastAPI runs a plain `def` dependency through its thread pool: a thread hop before the
+    # route. The event route's are coroutine functions.
+    [route] = [r for r in events.router.routes if isinstance(r, APIRoute)]
+    assert route.path == "/e/{event_key}"
+    calls = [dep.call for dep in route.dependant.dependencies]
+    assert calls
+    assert all(inspect.iscoroutinefunction(call) for call in calls)
