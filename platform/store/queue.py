@@ -370,7 +370,8 @@ def _claim_lane(
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
-        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check)
+        throttled = start_throttle.window(payload)  # the throttle's period window
+        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
         if verdict.start:
             item = _lease(conn, row, payload, keys, now, lease)
             claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
