@@ -186,6 +186,23 @@ def test_an_emptied_lane_is_removed_by_the_claim_that_next_looks_at_it(store: St
     assert store.read(q.next_due) is None
 
 
+def test_a_keyed_lane_emptied_by_a_finish_goes_at_once_with_no_look(store: Store) -> None:
+    """Each of many distinct keys has a lane of its own: its one item fills the key, which
+    parks the lane; freeing the key would wake it only for a look that finds it empty."""
+    enqueue(store, new_item("lane-a", limits=((K1, 1),)), new_item("lane-b", limits=((K2, 1),)))
+    a, b = claim(store, now=0)
+    assert lane_row(store, "lane-a") == (LEASE, 0, K1)
+    finish(store, a, now=1)
+    assert lane_row(store, "lane-a") is None
+    assert due_lanes(store, now=1) == []  # nothing to look at: no claim comes for it
+    assert lane_row(store, "lane-b") is not None
+    enqueue(store, new_item("lane-b", score=3, available_at=2, limits=((K2, 1),), step_id="n"))
+    finish(store, b, now=2)  # lane-b still holds an item: kept, and woken for it
+    assert lane_row(store, "lane-b") == (2, 0, None)
+    [got] = claim(store, now=2)
+    assert (got.lane, got.step_id) == ("lane-b", "n")
+
+
 def test_an_item_enqueued_into_an_emptied_lane_is_due_at_once(store: Store) -> None:
     enqueue(store, new_item("lane-a"))
     [held] = claim(store, now=0)
