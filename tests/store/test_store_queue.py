@@ -203,6 +203,21 @@ def test_a_keyed_lane_emptied_by_a_finish_goes_at_once_with_no_look(store: Store
     assert (got.lane, got.step_id) == ("lane-b", "n")
 
 
+def test_a_finish_then_a_one_item_claim_takes_the_next_keyed_lane(store: Store) -> None:
+    """The transaction that applies an answer claims its worker's next item (one): with a
+    lane per key, that must be the next run's lane, not the finished run's own emptied one."""
+    enqueue(store, new_item("lane-a", limits=((K1, 1),)))
+    [held] = claim(store, now=0)
+    enqueue(store, new_item("lane-b", score=1, limits=((K2, 1),), step_id="next"))
+
+    def finish_and_take_next(conn: Any) -> list[q.Claimed]:
+        q.finish(conn, held, 1)
+        return q.claim(conn, 1, 1, LEASE)
+
+    [nxt] = store.write(finish_and_take_next)
+    assert (nxt.lane, nxt.step_id) == ("lane-b", "next")
+
+
 def test_an_item_enqueued_into_an_emptied_lane_is_due_at_once(store: Store) -> None:
     enqueue(store, new_item("lane-a"))
     [held] = claim(store, now=0)
