@@ -9,16 +9,21 @@
                rule from the store's records (exactly equal), and the admitted rate
 
 Throughput is measured from the store's own records (first call start to last run end).
+`--baseline-ref REF` runs a second Weir built from that git commit beside this one, its rounds
+interleaved with this one's (same machine, same moment), and prints both.
 
     .venv/bin/python bench/bench_flow.py [--rounds 3] [--runs 1000] [--seconds 20]
+        [--baseline-ref cfb0776]
 """
 
 import argparse
+import os
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from weir.platform.gates.rate_limit import RateLimitConfig, admit_event  # noqa: E402
 
+from bench.bench_platform import baseline_build  # noqa: E402
 from tests.integration.harness import AppServer, WeirServer, wait_until  # noqa: E402
 
 
@@ -58,26 +64,72 @@ def throughput(weir: WeirServer, slug: str, event: str, datas: list[dict[str, An
     return len(runs) / (span_ms / 1000)
 
 
-def bench_keys(weir: WeirServer, rounds: int, n: int) -> None:
-    hot, keyed, free = [], [], []
-    for r in range(rounds):
-        hot.append(throughput(weir, "flowbench-keyed", "b/keyed", [{"k": f"hot{r}"}] * n))
-        keyed.append(
-            throughput(weir, "flowbench-keyed", "b/keyed", [{"k": f"r{r}-{i}"} for i in range(n)])
-        )
-        free.append(throughput(weir, "flowbench-free", "b/free", [{}] * n))
-    h, k, f = (statistics.median(x) for x in (hot, keyed, free))
+@dataclass
+class Stack:
+    """One Weir build serving the bench app, and its figures."""
+
+    name: str
+    weir: WeirServer
+    app: AppServer
+    hot: list[float] = field(default_factory=list)
+    keyed: list[float] = field(default_factory=list)
+    free: list[float] = field(default_factory=list)
+
+
+def start_stack(tmp: Path, name: str, weir_path: Path | None) -> Stack:
+    """`weir_path`: put first on Weir's PYTHONPATH, it makes `import weir` a baseline build."""
+    home = tmp / name
+    home.mkdir()
+    weir = WeirServer(home)
+    if weir_path is not None:
+        weir.env = weir.env | {"PYTHONPATH": str(weir_path)}
+    app = AppServer(home, "bench.flow_app", "flowbench", weir.url)
+    weir.start()
+    app.start()
+    app.sync()
+    return Stack(name, weir, app)
+
+
+def keys_round(stack: Stack, r: int, n: int) -> None:
+    weir = stack.weir
+    stack.hot.append(throughput(weir, "flowbench-keyed", "b/keyed", [{"k": f"hot{r}"}] * n))
+    distinct = [{"k": f"r{r}-{i}"} for i in range(n)]
+    stack.keyed.append(throughput(weir, "flowbench-keyed", "b/keyed", distinct))
+    stack.free.append(throughput(weir, "flowbench-free", "b/free", [{}] * n))
+    ratio = stack.keyed[-1] / stack.free[-1]
     print(
-        f"hot key, limit 1, {n} queued runs : {h:8.1f} runs/s  (target >= 100)  "
-        f"rounds {[round(x) for x in hot]}"
+        f"  round {r + 1} {stack.name:>8}: hot {stack.hot[-1]:6.1f}  {n} keys "
+        f"{stack.keyed[-1]:6.1f}  no key {stack.free[-1]:6.1f} runs/s  ratio {ratio:.3f}  "
+        f"load {os.getloadavg()[0]:.1f}",
+        flush=True,
     )
-    print(f"{n} distinct keys, limit 1       : {k:8.1f} runs/s  rounds {[round(x) for x in keyed]}")
-    print(f"same function without a key       : {f:8.1f} runs/s  rounds {[round(x) for x in free]}")
-    print(f"ratio keyed / no key              : {k / f:8.3f}        (target >= 0.90)")
-    print(f"ratio hot key / no key            : {h / f:8.3f}")
 
 
-def bench_throttle(weir: WeirServer, seconds: int) -> None:
+def report_keys(stack: Stack, n: int) -> None:
+    h, k, f = (statistics.median(x) for x in (stack.hot, stack.keyed, stack.free))
+    ratios = [a / b for a, b in zip(stack.keyed, stack.free, strict=True)]
+    print(f"{stack.name}:")
+    print(
+        f"  hot key, limit 1, {n} queued runs : {h:8.1f} runs/s  (target >= 100)  "
+        f"rounds {[round(x) for x in stack.hot]}"
+    )
+    print(
+        f"  {n} distinct keys, limit 1       : {k:8.1f} runs/s  "
+        f"rounds {[round(x) for x in stack.keyed]}"
+    )
+    print(
+        f"  same function without a key       : {f:8.1f} runs/s  "
+        f"rounds {[round(x) for x in stack.free]}"
+    )
+    print(
+        f"  ratio keyed / no key              : {statistics.median(ratios):8.3f}        "
+        f"(target >= 0.90; median of the rounds' ratios {[round(x, 3) for x in ratios]})"
+    )
+    print(f"  ratio hot key / no key            : {h / f:8.3f}")
+
+
+def bench_throttle(stack: Stack, seconds: int) -> None:
+    weir = stack.weir
     n = 100 * seconds
     weir.send_many([{"name": "b/throttle", "data": {"i": i}} for i in range(n)])
     wait_until(lambda: drained(weir.db, "flowbench-throttled", n), timeout=seconds * 3, every=0.5)
@@ -89,11 +141,24 @@ def bench_throttle(weir: WeirServer, seconds: int) -> None:
     half = runs[len(runs) // 2 :]
     rate = (len(half) - 1) / ((half[-1][2] - half[0][2]) / 1000)
     lag = statistics.median(r[2] - (admitted_at + 10 * i) for i, r in enumerate(runs))
+    peak = window_peak([r[2] for r in runs], 1000)
     print(
-        f"throttle 100/s, {n} starts: {rate:.2f} starts/s sustained = {rate / 100:.4f} of the "
-        f"budget (target within 2 %); starts before their GCRA slot: {early}; median lag "
-        f"behind slot {lag:.1f} ms"
+        f"{stack.name}: throttle 100/s, {n} starts: {rate:.2f} starts/s sustained = "
+        f"{rate / 100:.4f} of the budget (target within 2 %); starts before their GCRA slot: "
+        f"{early}; median lag behind slot {lag:.1f} ms; most starts in any 1 s: {peak} "
+        f"(allowed 100); load {os.getloadavg()[0]:.1f}",
+        flush=True,
     )
+
+
+def window_peak(times: list[int], window: int) -> int:
+    """The most starts within any half-open window [t, t + window)."""
+    first = best = 0
+    for last, t in enumerate(times):
+        while t - times[first] >= window:
+            first += 1
+        best = max(best, last - first + 1)
+    return best
 
 
 def bench_rate_limit(weir: WeirServer, seconds: int) -> None:
@@ -130,21 +195,37 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--no-keys", action="store_true", help="skip the concurrency rounds")
+    parser.add_argument("--no-throttle", action="store_true", help="skip the throttle")
+    parser.add_argument("--no-rate-limit", action="store_true", help="skip the rate limit")
+    parser.add_argument("--baseline-ref", help="also run Weir as of this git commit")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        weir = WeirServer(Path(tmp))
-        app = AppServer(Path(tmp), "bench.flow_app", "flowbench", weir.url)
-        weir.start()
-        app.start()
+        builds: dict[str, Path | None] = {"current": None}
+        if args.baseline_ref:
+            builds = {"baseline": baseline_build(args.baseline_ref, Path(tmp)), **builds}
+        stacks: list[Stack] = []
         try:
-            app.sync()
+            for name, path in builds.items():
+                stacks.append(start_stack(Path(tmp), name, path))
             if not args.no_keys:
-                bench_keys(weir, args.rounds, args.runs)
-            bench_throttle(weir, args.seconds)
-            bench_rate_limit(weir, args.seconds)
+                for r in range(args.rounds):
+                    # Alternate who goes first, so that drift reaches both builds alike.
+                    for stack in stacks if r % 2 == 0 else stacks[::-1]:
+                        keys_round(stack, r, args.runs)
+                for stack in stacks:
+                    report_keys(stack, args.runs)
+            for stack in stacks if not args.no_throttle else []:
+                bench_throttle(stack, args.seconds)
+            if not args.no_rate_limit:
+                for stack in stacks:
+                    print(f"{stack.name}: ", end="")
+                    bench_rate_limit(stack.weir, args.seconds)
         finally:
-            app.stop()
-            weir.stop()
+            for stack in stacks:
+                stack.app.stop()
+                stack.weir.stop()
+    print(f"load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ class Limits:
     concurrency_peak: int
     concurrency_over: int  # step bodies begun with the key's limit already running
     throttle_starts: int
-    throttle_excess: int  # starts a GCRA replay would not have allowed
+    throttle_excess: int  # starts the rule's GCRA replay would not have allowed
     throttle_window_peak: int  # most starts of one key in any one period
     limited_events: int
     limited_admitted: int
@@ -313,7 +313,9 @@ def _audit(url: str, app: AppServer) -> Limits:
         concurrency_peak=audit.max_overlap(spans),
         concurrency_over=audit.overruns(spans, fns.CONCURRENCY),
         throttle_starts=sum(len(t) for t in starts.values()),
-        throttle_excess=sum(audit.gcra_excess(t, period, limit, burst) for t in starts.values()),
+        throttle_excess=sum(
+            audit.throttle_excess(t, period, limit, burst) for t in starts.values()
+        ),
         throttle_window_peak=max(
             (audit.window_peak(t, period) for t in starts.values()), default=0
         ),

@@ -17,16 +17,19 @@ from weir.platform.gates.decisions import require_range
 
 @dataclass(frozen=True, slots=True)
 class Meter:
-    """T = period_ms / limit; τ = tolerance × T (`tolerance` counts extra back-to-back cells)."""
+    """T = period_ms / limit; τ = tolerance × T + slack_ms (`tolerance` counts extra
+    back-to-back cells; `slack_ms`, how late a cell may be taken without loss)."""
 
     period_ms: int
     limit: int
     tolerance: int
+    slack_ms: int = 0
 
     def __post_init__(self) -> None:
         require_range("period_ms", self.period_ms, 1)
         require_range("limit", self.limit, 1)
         require_range("tolerance", self.tolerance, 0)
+        require_range("slack_ms", self.slack_ms, 0)
 
     @property
     def scale(self) -> int:
@@ -38,7 +41,7 @@ class Meter:
 
     @property
     def tau(self) -> int:
-        return self.tolerance * self.period_ms  # τ in units
+        return self.tolerance * self.period_ms + self.slack_ms * self.scale  # τ in units
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,9 +39,21 @@ MAX_WINDOW_MS = MS_PER_DAY
 
 
 @dataclass(frozen=True, slots=True)
-class WindowConfig:
+class WindowRule:
+    """At most `limit` authorizations in any `window_ms` ms: the rule the log enforces. A
+    throttle's window uses it as is (its bounds are the throttle's own)."""
+
     limit: int
     window_ms: int
+
+    def __post_init__(self) -> None:
+        require_range("window limit", self.limit, 1)
+        require_range("window (ms)", self.window_ms, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowConfig(WindowRule):
+    """A declared rolling window, within the bounds a function may declare."""
 
     def __post_init__(self) -> None:
         require_range("rolling_window.limit", self.limit, 1, MAX_LIMIT)
@@ -72,7 +84,7 @@ class Decision:
     wait: WaitReason | None
 
 
-def probes(config: WindowConfig, ledger: Ledger) -> tuple[int, ...]:
+def probes(config: WindowRule, ledger: Ledger) -> tuple[int, ...]:
     """The log entries (by number) `decide` needs: the one blocking the next authorization,
     and the one the next seat in line waits for. At most two, whatever the limit."""
     head = ledger.count - config.limit
@@ -81,13 +93,14 @@ def probes(config: WindowConfig, ledger: Ledger) -> tuple[int, ...]:
 
 
 def decide(
-    config: WindowConfig,
+    config: WindowRule,
     ledger: Ledger | None,
     now_ms: int,
     order: tuple[int, int],
     times: Mapping[int, int],
     key: str = "",
     rate_name: str | None = None,
+    gate: str = GATE,
 ) -> Decision:
     """May a run queued at `order` (score, id) be authorized now? `times` maps entry numbers
     (those `probes` named) to their times; a missing one has left the window."""
@@ -100,11 +113,11 @@ def decide(
     in_line = ledger.line_end > ledger.count and order <= (ledger.line_score, ledger.line_id)
     if in_line:  # its turn was taken: the next freed entry is its
         until = oldest + config.window_ms
-        return Decision(False, until, ledger, waiting(config, until, key, rate_name))
+        return Decision(False, until, ledger, waiting(config, until, key, rate_name, gate))
     seat = _next_seat(ledger)
     until = _seat_time(config, ledger, seat, times, at)
     seated = replace(ledger, line_end=seat + 1, line_score=order[0], line_id=order[1])
-    return Decision(False, until, seated, waiting(config, until, key, rate_name))
+    return Decision(False, until, seated, waiting(config, until, key, rate_name, gate))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +146,7 @@ def _next_seat(ledger: Ledger) -> int:
     return max(ledger.line_end, ledger.count)
 
 
-def _seat_base(config: WindowConfig, ledger: Ledger, seat: int) -> tuple[int, int]:
+def _seat_base(config: WindowRule, ledger: Ledger, seat: int) -> tuple[int, int]:
     """(j, k): seat waits k windows after log entry j, the given entry `limit`·k before it."""
     behind = seat - ledger.count  # seats ahead of it in line
     k = behind // config.limit + 1
@@ -141,7 +154,7 @@ def _seat_base(config: WindowConfig, ledger: Ledger, seat: int) -> tuple[int, in
 
 
 def _seat_time(
-    config: WindowConfig, ledger: Ledger, seat: int, times: Mapping[int, int], at: int
+    config: WindowRule, ledger: Ledger, seat: int, times: Mapping[int, int], at: int
 ) -> int:
     base, k = _seat_base(config, ledger, seat)
     entry = times.get(base) if base >= 0 else None
@@ -149,11 +162,13 @@ def _seat_time(
     return first + (k - 1) * config.window_ms
 
 
-def waiting(config: WindowConfig, until_ms: int, key: str, rate_name: str | None) -> WaitReason:
-    """Why a run waits: which window, on which meter and key, and until when."""
+def waiting(
+    config: WindowRule, until_ms: int, key: str, rate_name: str | None, gate: str = GATE
+) -> WaitReason:
+    """Why a run waits: which window (of which gate), on which meter and key, until when."""
     rule = f"{config.limit} per {config.window_ms} ms window is full"
-    words = f"{GATE}: {rule} until {clock_text(until_ms)}{scope_words(rate_name, key)}"
-    return WaitReason(gate=GATE, key=key, until_ms=until_ms, words=words)
+    words = f"{gate}: {rule} until {clock_text(until_ms)}{scope_words(rate_name, key)}"
+    return WaitReason(gate=gate, key=key, until_ms=until_ms, words=words)
 
 
 def scope_words(rate_name: str | None, key: str) -> str:
@@ -164,7 +179,7 @@ def scope_words(rate_name: str | None, key: str) -> str:
     return f" (meter {rate_name!r}{keyed})"
 
 
-def allowed_in_any_window(starts: list[int], config: WindowConfig) -> bool:
+def allowed_in_any_window(starts: list[int], config: WindowRule) -> bool:
     """The rule itself, over a sorted list of authorization times (for audits and tests)."""
     gap = config.limit
     return all(starts[i + gap] - starts[i] >= config.window_ms for i in range(len(starts) - gap))

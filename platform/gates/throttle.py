@@ -1,15 +1,22 @@
 """Throttle: GCRA on run starts; a start over the limit waits for its slot, never dropped.
 
 T = period / limit and τ = burst × T, so from idle 1 + burst runs start at once and then one
-every period / limit. Two meters per key, each exact:
+every period / limit. Two decisions per start, each on its own exact meter per key:
 - `schedule_start` at admission reserves each start its slot in arrival order (the queue item
   is then available at `start_ms`): starts of a key are spread out and keep their order
-  without the claimer ever bouncing them.
-- `claim_start` when the start item is claimed decides on a meter of *actual* starts, so the
-  rule holds whenever runs really start, also after a restart or a stalled scheduler left many
-  reserved slots in the past. A start it refuses is deferred: to the end of the line of starts
-  already deferred (in arrival order), or, when it is already in that line (ahead of its
-  last start), just to the meter's next cell, where it meets the others in queue order.
+  without the claimer ever bouncing them. No run starts before its slot.
+- When the start item is claimed, the rule is checked on the starts that actually happened,
+  so that it holds when runs really start, also after a restart or a stalled scheduler left
+  many reserved slots in the past. A real start comes a little after its slot, by varying
+  amounts, so two checks make "the rule" there: at most limit + burst starts in any window of
+  one period (`window`, a strict sliding log: what the GCRA allows per period), and the GCRA
+  itself with `CLAIM_SLACK_MS` more tolerance (`claim_start`), which spreads a backlog out one
+  slot at a time again. A start claimed late (by up to the slack) therefore costs the next
+  ones nothing, where a GCRA with τ = burst × T re-armed from each late start would: a
+  throttle fed more than its rate would run below it.
+A start that `claim_start` refuses is deferred: to the end of the line of starts already
+deferred (in arrival order), or, when it is already in that line (ahead of its last start),
+just to the meter's next cell, where it meets the others in queue order.
 A reserved slot is not given back if its run is cancelled before starting (later starts
 only get later, so no limit is ever exceeded).
 """
@@ -20,8 +27,13 @@ from dataclasses import dataclass
 
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
+from weir.platform.gates.rolling_window import WindowRule
 
 GATE = "throttle"
+# How late a start may be claimed after the moment the throttle allows it without the starts
+# after it paying for it: more than the claimer's usual lag under load, far less than the
+# gap of a restart (a backlog then still goes one slot at a time, after this much at once).
+CLAIM_SLACK_MS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +49,20 @@ class ThrottleConfig:
 
     @property
     def meter(self) -> gcra.Meter:
+        """Admission's meter: the classic GCRA, τ = burst × T."""
         return gcra.Meter(self.period_ms, self.limit, self.burst)
+
+    @property
+    def claim_meter(self) -> gcra.Meter:
+        """The claim's meter of actual starts: τ = burst × T + CLAIM_SLACK_MS, so that a
+        start claimed that much after its cell loses nothing."""
+        return gcra.Meter(self.period_ms, self.limit, self.burst, CLAIM_SLACK_MS)
+
+    @property
+    def window(self) -> WindowRule:
+        """At most limit + burst starts in any window of one period: what the GCRA allows
+        in a period, enforced on actual starts."""
+        return WindowRule(self.limit + self.burst, self.period_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,18 +124,20 @@ def claim_start(
     order: tuple[int, int],
     key: str = "",
 ) -> StartDecision:
-    """May a claimed start, `order` = its (score, id) in the queue, begin now? If not, the
-    ms it is deferred to: the end of the line of deferred starts, or, when it came before the
-    last of them, the meter's next cell (where queue order puts it first)."""
+    """May a claimed start, `order` = its (score, id) in the queue, begin now, by the claim's
+    GCRA (`ThrottleConfig.claim_meter`)? If not, the ms it is deferred to: the end of the line
+    of deferred starts, or, when it came before the last of them, the meter's next cell
+    (where queue order puts it first). The period window is decided beside it (`window`)."""
     meter = _rescaled(config, meter)
-    check = gcra.check(config.meter, gcra.GcraState(meter.tat, meter.scale), now_ms)
+    gauge = config.claim_meter
+    check = gcra.check(gauge, gcra.GcraState(meter.tat, meter.scale), now_ms)
     if check.admitted:
         admitted = StartMeter(check.state.tat, meter.scale, *_line_of(meter))
         return StartDecision(True, now_ms, admitted, None)
     if meter.line_tat > meter.tat and order < (meter.line_score, meter.line_id):
         return StartDecision(False, check.at_ms, meter, _waiting(key, check.at_ms))
     end = gcra.GcraState(max(meter.tat, meter.line_tat), meter.scale)
-    slot = gcra.reserve(config.meter, end, now_ms)
+    slot = gcra.reserve(gauge, end, now_ms)
     line = StartMeter(meter.tat, meter.scale, slot.state.tat, *order)
     return StartDecision(False, slot.start_ms, line, _waiting(key, slot.start_ms))
 

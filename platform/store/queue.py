@@ -392,7 +392,8 @@ def _claim_lane(
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
-        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check)
+        throttled = start_throttle.window(payload)  # the throttle's period window
+        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
         if verdict.start:
             item = _lease(conn, row, payload, keys, now, lease)
             claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
@@ -502,6 +503,13 @@ def _refresh_lane(conn: Connection, lane: str, park_on: str | None = None, now: 
     _UPDATE_LANE_HEAD.run(conn, values)
 
 
+def _drop_if_empty(conn: Connection, lane: str) -> None:
+    if dialect.is_postgres(conn):
+        _LANE_LOCKED.first(conn, {"b_lane": lane})  # as `_refresh_lane`: enqueues wait
+    if _LANE_HEAD.first(conn, {"b_lane": lane}) is None:
+        _DELETE_LANE.run(conn, {"b_lane": lane})
+
+
 class LeaseLost(Exception):
     """The item's lease was taken over (or the item removed): its outcome must not commit."""
 
@@ -511,20 +519,28 @@ def finish(conn: Connection, item: Claimed, now: int) -> None:
 
     The lane is left as it is: its `next_at` was at most this item's lease end, and removing
     an item can only move the true head later, so the lane is never looked at too late. An
-    emptied lane is deleted by the claim that next finds it empty (one look), rather than by
-    two more statements on every finished item."""
+    emptied lane without keys is deleted by the claim that next finds it empty (one look),
+    rather than by two more statements on every finished item; one with keys, here (it
+    would otherwise be woken, only to be looked at and found empty)."""
     if _FINISH.rowcount(conn, {"b_id": item.id, "b_token": item.token}) != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
-    release_slots(conn, item.id, item.keys, now)
+    release_slots(conn, item.id, item.keys, now, own_lane=item.lane)
 
 
-def release_slots(conn: Connection, item_id: int, keys: tuple[str, ...], now: int) -> None:
+def release_slots(
+    conn: Connection, item_id: int, keys: tuple[str, ...], now: int, own_lane: str | None = None
+) -> None:
+    """Free the item's slots and wake the lanes parked on them. `own_lane`: the finished
+    item's lane, deleted here if that emptied it (a keyed lane is parked on the key its last
+    item filled: waking it would only cost a claim's look to find it empty)."""
     if not keys:
         return
     for key in sorted(keys):  # a claimer counting the key finishes first, parking included
         dialect.lock(conn, dialect.SLOT_KEY, key)
     for key in keys:  # by (key, item), the primary key: by item alone scans every slot
         _DELETE_SLOT.run(conn, {"b_key": key, "b_id": item_id})
+    if own_lane is not None:  # lane rows after the keys, as the wake below takes them
+        _drop_if_empty(conn, own_lane)
     woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
         woken += _WAKE_PARKED.rowcount(conn, {"b_key": key, "b_now": now})

@@ -15,7 +15,7 @@ is deleted (by retention, and by each newly created scope, two at a time).
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import to_json
 from weir.platform.store import capacity, dialect
 from weir.platform.store.schema import queue, rolling_log, rolling_scopes, runs
-from weir.platform.store.start_throttle import BUSY, Verdict
+from weir.platform.store.start_verdict import BUSY, Verdict
 
 PAYLOAD_KEY = "rolling"  # in a start item's payload: a list of Scope dicts
 SWEEP_ON_CREATE = 2  # idle scopes a new scope deletes
@@ -70,9 +70,12 @@ class Scope:
     key: str = ""
     rate_name: str | None = None
     capacity: str = ""  # the live capacity whose stored size replaces `limit` ("": none)
+    gate: str = rw.GATE  # whose window: a declared one, or a throttle's period window
 
     @property
-    def config(self) -> rw.WindowConfig:
+    def config(self) -> rw.WindowRule:
+        if self.gate != rw.GATE:  # a throttle's window has the throttle's bounds
+            return rw.WindowRule(self.limit, self.window_ms)
         return rw.WindowConfig(self.limit, self.window_ms)
 
 
@@ -89,14 +92,21 @@ def payload(scopes: list[Scope]) -> dict[str, Any]:
 
 
 def check(
-    conn: Connection, row: Any, item_payload: dict[str, Any], now: int, then: Then
+    conn: Connection,
+    row: Any,
+    item_payload: dict[str, Any],
+    now: int,
+    then: Then,
+    also: Sequence[Scope] = (),
 ) -> Verdict:
-    """Decide a due item: every window has room, then `then` (the throttle) decides, and
-    the windows are charged only if it lets the start go; else the item is deferred."""
-    specs = item_payload.get(PAYLOAD_KEY)
-    if not specs:
+    """Decide a due item: every window (its own, and `also`: a throttle's period window) has
+    room, then `then` (the throttle) decides, and the windows are charged only if it lets the
+    start go; else the item is deferred."""
+    specs = item_payload.get(PAYLOAD_KEY) or []
+    if not specs and not also:
         return then(conn, row, item_payload, now)
-    scopes = sorted({spec["hash"]: Scope(**spec) for spec in specs}.values(), key=_by_hash)
+    declared = {spec["hash"]: Scope(**spec) for spec in specs}
+    scopes = sorted([*declared.values(), *also], key=_by_hash)
     scopes = _sized(conn, scopes)
     for scope in scopes:
         if not dialect.try_lock(conn, dialect.GATE_KEY, f"{rw.GATE}:{scope.hash}"):
@@ -138,7 +148,8 @@ def _decide(conn: Connection, scope: Scope, now: int, order: tuple[int, int]) ->
     if wanted:
         found = conn.execute(_ENTRIES, {"b_scope": scope.hash, "b_seqs": wanted})
         times = {int(entry.seq): int(entry.at_ms) for entry in found}
-    decision = rw.decide(scope.config, ledger, now, order, times, scope.key, scope.rate_name)
+    config, key = scope.config, scope.key
+    decision = rw.decide(config, ledger, now, order, times, key, scope.rate_name, scope.gate)
     return _Decided(scope, header is not None, decision)
 
 

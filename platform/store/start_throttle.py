@@ -2,22 +2,27 @@
 
 Admission reserves each start a slot (its item is due then), but only a check on the start
 itself keeps the rule when the scheduler falls behind or restarts: then many reserved slots
-lie in the past together. A start item carries its throttle in its payload; the claim asks
-`gates.throttle.claim_start` against the key's meter of actual starts and either leases the
-item (the meter takes the start) or defers it, with its attempt untouched and its run saying
-until when it waits. On PostgreSQL the key's advisory lock makes check and meter update one
-step across processes; a claimer that finds it taken leaves the item for its next look.
+lie in the past together. A start item carries its throttle in its payload; the claim decides
+it on the starts that really happened, twice (`gates.throttle`): the period window (at most
+limit + burst starts in any period) is one more strict rolling window of the start
+(`window`, decided and charged with the start's own windows in `rolling_windows`), and the
+claim's GCRA (`check`) bounds longer spans. A start refused by either is deferred, with its
+attempt untouched and its run saying until when it waits. On PostgreSQL each meter's advisory
+lock makes check and update one step across processes; a claimer that finds one taken leaves
+the item for its next look.
 """
 
+import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, update
 from weir.platform.gates import throttle
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.store import dialect, gatestate
+from weir.platform.store.rolling_windows import Scope
 from weir.platform.store.schema import gate_state, queue, runs
+from weir.platform.store.start_verdict import BUSY, GO, Verdict
 
 GATE = "throttle_start"  # gate_state rows: StartMeter per throttle key
 PAYLOAD_KEY = "throttle"  # in a start item's payload
@@ -35,23 +40,24 @@ _DEFER = (
 _WAITING = update(runs).where(runs.c.id == bindparam("b_run")).values(waiting=bindparam("b_why"))
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """`start`: lease the item. Otherwise `defer_to` ms, or None if another claimer holds the
-    key right now (leave the item where it is)."""
-
-    start: bool
-    defer_to: int | None = None
-
-
-GO = Verdict(start=True)
-BUSY = Verdict(start=False)
-
-
 def payload(config: throttle.ThrottleConfig, key_text: str, key_hash: str) -> dict[str, Any]:
     """What a start item carries so that the claim can check it without the function."""
     spec = {"key": key_text, "hash": key_hash, **to_json(config)}
     return {PAYLOAD_KEY: spec}
+
+
+def window(item_payload: dict[str, Any]) -> list[Scope]:
+    """The start's period window, as a rolling-window scope of its own (none if the start is
+    not throttled). Its hash is derived from the throttle key's, so that items queued before
+    this window existed get it too."""
+    spec = item_payload.get(PAYLOAD_KEY)
+    if spec is None:
+        return []
+    config = throttle.ThrottleConfig(spec["period_ms"], spec["limit"], spec["burst"])
+    rule = config.window
+    scope_hash = hashlib.sha256(f"{GATE}\x00window\x00{spec['hash']}".encode()).hexdigest()
+    key = str(spec["key"])
+    return [Scope(scope_hash[:32], rule.limit, rule.window_ms, key, gate=throttle.GATE)]
 
 
 def check(conn: Connection, row: Any, item_payload: dict[str, Any], now: int) -> Verdict:

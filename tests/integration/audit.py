@@ -69,6 +69,21 @@ def gcra_excess(
     return gcra_replay(sorted(times_ms), period_ms, limit, tolerance, slack_ms).count(False)
 
 
+# docs/semantics.md, Throttle: how late a start may come after its cell at no cost to the next
+CLAIM_SLACK_MS = 100
+
+
+def throttle_excess(
+    times_ms: Iterable[float], period_ms: float, limit: int, burst: int, slack_ms: float = 0
+) -> int:
+    """How many of these real starts a throttle's rule would not have allowed, beside
+    `window_peak` <= limit + burst per period (docs/semantics.md, Throttle): a real start
+    comes some time after its GCRA slot, so at the moment runs start the GCRA holds with
+    τ = burst × T + 100 ms. (Replaying real starts through τ = burst × T alone would charge
+    each start's own lateness to the ones after it: that is not the rule.)"""
+    return gcra_excess(times_ms, period_ms, limit, burst, CLAIM_SLACK_MS + slack_ms)
+
+
 def gcra_overshoot(
     times_ms: Iterable[float], period_ms: float, limit: int, tolerance: int
 ) -> float:

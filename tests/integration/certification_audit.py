@@ -61,7 +61,7 @@ class Figures:
             "lost runs": self.lost,
             "stuck runs or queue items": self.stuck,
             "concurrency breaches": self.concurrency_breaches,
-            "throttle starts over the GCRA": self.throttle_excess,
+            "throttle starts over the rule's GCRA": self.throttle_excess,
             "throttle window over limit+burst": max(0, self.throttle_window_peak - limit - burst),
             "throttled starts the app did not see after Weir's start": self.throttle_unseen,
             "rate-limit admissions over the GCRA": self.rate_excess,
@@ -97,7 +97,7 @@ class Figures:
                 _ok(not over),
             ),
             (
-                f"{throttle}: starts, over GCRA",
+                f"{throttle}: starts, over the rule's GCRA",
                 f"{self.throttle_starts}, {self.throttle_excess}",
                 _ok(self.throttle_excess == 0),
             ),
@@ -257,8 +257,9 @@ def _spans(journal: _Journal, fn: str) -> list[audit.Span]:
 def _throttle_figures(store: Store, journal: _Journal) -> dict[str, Any]:
     """A run starts when its first call is claimed, the moment its throttle decides (as the
     rate limit is judged by the store's receipt time, the gate's own clock). Per key, those
-    starts are replayed through the throttle's GCRA (T = period / limit, τ = burst × T) and
-    counted in every window of one period, with no slack. The app's journal keeps the record
+    starts are counted in every window of one period and replayed through the GCRA the rule
+    holds real starts to (`audit.throttle_excess`: τ = (limit + burst - 1) × T), with no
+    slack. The app's journal keeps the record
     honest: every recorded start must reach the app at or after it. How long after (the HTTP
     delivery, stretched by kills and a busy CPU) and the slack a replay of the app's own
     arrival times would need are shown, not judged."""
@@ -282,7 +283,9 @@ def _throttle_figures(store: Store, journal: _Journal) -> dict[str, Any]:
         seen[key_of[run]].append(min(times))
     return {
         "throttle_starts": len(arrivals),
-        "throttle_excess": sum(audit.gcra_excess(t, period, limit, burst) for t in starts.values()),
+        "throttle_excess": sum(
+            audit.throttle_excess(t, period, limit, burst) for t in starts.values()
+        ),
         "throttle_window_peak": max(
             (audit.window_peak(t, period) for t in starts.values()), default=0
         ),

@@ -6,6 +6,7 @@ from tests.integration.audit import (
     gcra_replay,
     max_overlap,
     overruns,
+    throttle_excess,
     window_peak,
 )
 
@@ -23,6 +24,19 @@ def test_starts_released_together_after_a_restart_are_counted() -> None:
     assert gcra_excess(starts, 1000, 2, 1) == 3  # the third and fourth at 2600, and 3000
     assert gcra_overshoot(starts, 1000, 2, 1) == 1100
     assert window_peak(starts, 1000) == 5
+
+
+def test_the_throttle_rule_forgives_late_starts_but_not_a_faster_rate() -> None:
+    # 2 per 1 s, burst 1 (T = 500 ms): slots 0, 0, 500, 1000, ...; each start a little late
+    late = [30, 40, 510, 1030, 1620, 2040, 2540]
+    assert gcra_excess(late, 1000, 2, 1) == 1  # the 40 ms start is charged to the next one
+    assert throttle_excess(late, 1000, 2, 1) == 0
+    assert window_peak(late, 1000) == 3
+    # after a restart three at once, then three every second: the period windows hold, but
+    # over longer spans that is three per second where the throttle allows two
+    faster = [0, 0, 0, 1000, 1000, 1000, 2000, 2000, 2000, 3000, 3000, 3000]
+    assert window_peak(faster, 1000) == 3
+    assert throttle_excess(faster, 1000, 2, 1) == 4
 
 
 def test_slack_forgives_jitter_but_not_a_burst() -> None:

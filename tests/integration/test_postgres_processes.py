@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.audit import gcra_excess, max_overlap
+from tests.integration.audit import gcra_excess, max_overlap, throttle_excess, window_peak
 from tests.integration.harness import AppServer, Process, WeirServer, store_rows, wait_until
 from tests.support.postgres import fresh_schema
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 KEYS = ("a", "b", "c")
 CONCURRENCY = 2  # weir_multi.keyed: per event.data.k
-THROTTLE_T, THROTTLE_BURST = 200, 1  # weir_multi.throttled: 5 per 1s, burst 1
+THROTTLE_PERIOD, THROTTLE_LIMIT, THROTTLE_BURST = 1000, 5, 1  # weir_multi.throttled
 RATE_T, RATE_LIMIT = 250, 4  # weir_multi.limited: 4 per 1s
 JITTER_MS = 100  # a start's claim may lag its throttle slot by this much under load
 LEASE_S = "2"  # a dead process's items pass to the others after this
@@ -164,9 +164,12 @@ def _check_throttle(url: str, app: AppServer, runs: list[tuple[str, Any, str]]) 
     starts: dict[str, list[float]] = defaultdict(list)
     for run_id, _, key in runs:
         starts[key].append(first[run_id])
+    allowed = THROTTLE_LIMIT + THROTTLE_BURST
     for key, times in starts.items():
-        excess = gcra_excess(times, THROTTLE_T, 1, THROTTLE_BURST, JITTER_MS)
-        assert excess == 0, f"throttle {key}: {excess} starts over the GCRA"
+        excess = throttle_excess(times, THROTTLE_PERIOD, THROTTLE_LIMIT, THROTTLE_BURST, JITTER_MS)
+        assert excess == 0, f"throttle {key}: {excess} starts over the rule's GCRA"
+        peak = window_peak(times, THROTTLE_PERIOD - JITTER_MS)
+        assert peak <= allowed, f"throttle {key}: {peak} starts in one period ({allowed} allowed)"
 
 
 def _check_rate_limit(url: str, runs: list[tuple[str, Any, str]], sent: int) -> None:

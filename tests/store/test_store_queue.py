@@ -213,6 +213,38 @@ def test_a_claim_looks_past_emptied_lanes_only_a_bounded_number_of_times(store: 
     assert len(due_lanes(store, LEASE)) < many + 1  # yet each look set some lanes right
 
 
+def test_a_keyed_lane_emptied_by_a_finish_goes_at_once_with_no_look(store: Store) -> None:
+    """Each of many distinct keys has a lane of its own: its one item fills the key, which
+    parks the lane; freeing the key would wake it only for a look that finds it empty."""
+    enqueue(store, new_item("lane-a", limits=((K1, 1),)), new_item("lane-b", limits=((K2, 1),)))
+    a, b = claim(store, now=0)
+    assert lane_row(store, "lane-a") == (LEASE, 0, K1)
+    finish(store, a, now=1)
+    assert lane_row(store, "lane-a") is None
+    assert due_lanes(store, now=1) == []  # nothing to look at: no claim comes for it
+    assert lane_row(store, "lane-b") is not None
+    enqueue(store, new_item("lane-b", score=3, available_at=2, limits=((K2, 1),), step_id="n"))
+    finish(store, b, now=2)  # lane-b still holds an item: kept, and woken for it
+    assert lane_row(store, "lane-b") == (2, 0, None)
+    [got] = claim(store, now=2)
+    assert (got.lane, got.step_id) == ("lane-b", "n")
+
+
+def test_a_finish_then_a_one_item_claim_takes_the_next_keyed_lane(store: Store) -> None:
+    """The transaction that applies an answer claims its worker's next item (one): with a
+    lane per key, that must be the next run's lane, not the finished run's own emptied one."""
+    enqueue(store, new_item("lane-a", limits=((K1, 1),)))
+    [held] = claim(store, now=0)
+    enqueue(store, new_item("lane-b", score=1, limits=((K2, 1),), step_id="next"))
+
+    def finish_and_take_next(conn: Any) -> list[q.Claimed]:
+        q.finish(conn, held, 1)
+        return q.claim(conn, 1, 1, LEASE)
+
+    [nxt] = store.write(finish_and_take_next)
+    assert (nxt.lane, nxt.step_id) == ("lane-b", "next")
+
+
 def test_an_item_enqueued_into_an_emptied_lane_is_due_at_once(store: Store) -> None:
     enqueue(store, new_item("lane-a"))
     [held] = claim(store, now=0)

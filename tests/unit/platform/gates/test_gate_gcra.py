@@ -151,8 +151,21 @@ def test_state_round_trips_through_json() -> None:
 
 @pytest.mark.parametrize(
     ("args", "name"),
-    [((0, 1, 0), "period_ms"), ((1_000, 0, 0), "limit"), ((1_000, 1, -1), "tolerance")],
+    [
+        ((0, 1, 0), "period_ms"),
+        ((1_000, 0, 0), "limit"),
+        ((1_000, 1, -1), "tolerance"),
+        ((1_000, 1, 0, -1), "slack_ms"),
+    ],
 )
-def test_meter_rejects_bad_values(args: tuple[int, int, int], name: str) -> None:
+def test_meter_rejects_bad_values(args: tuple[int, ...], name: str) -> None:
     with pytest.raises(ValueError, match=name):
         gcra.Meter(*args)
+
+
+def test_slack_admits_a_cell_that_much_before_its_time_and_no_earlier() -> None:
+    meter = gcra.Meter(1_000, 3, 0, slack_ms=100)  # T = 333.3 ms, τ = 100 ms
+    first = gcra.check(meter, None, 0)
+    assert gcra.check(meter, first.state, 233).at_ms == 234
+    assert not gcra.check(meter, first.state, 233).admitted
+    assert gcra.check(meter, first.state, 234).admitted

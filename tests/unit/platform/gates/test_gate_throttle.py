@@ -11,6 +11,7 @@ import pytest
 from weir.platform.gates import throttle
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.gates.gcra import GcraState
+from weir.platform.gates.rolling_window import WindowRule, decide
 
 NOON = 1_767_268_800_000  # 2026-01-01T12:00:00Z
 
@@ -109,19 +110,34 @@ def test_schedule_start_explains_the_wait() -> None:
     assert waiting.wait.words == "throttle: waiting for a slot until 12:00:03.334 (key 'acme')"
 
 
-def test_claim_start_admits_exactly_at_its_slot() -> None:
+def test_claim_start_admits_a_start_from_the_slack_before_its_cell() -> None:
+    """The claim's GCRA has CLAIM_SLACK_MS more tolerance than admission's: three per second,
+    the second start's cell is at 333.3 ms, so it may start from 233.3 ms (rounded up)."""
+    assert throttle.CLAIM_SLACK_MS == 100
     config = throttle.ThrottleConfig(period_ms=1_000, limit=3)
     meter = throttle.claim_start(config, None, NOON, (0, 0)).meter
     early = throttle.claim_start(config, meter, NOON + 1, (1, 1))
     assert not early.admitted
-    assert early.start_ms == NOON + 334
+    assert early.start_ms == NOON + 234
     assert early.wait is not None
-    assert early.wait.until_ms == NOON + 334
-    assert not throttle.claim_start(config, meter, NOON + 333, (1, 1)).admitted
-    on_time = throttle.claim_start(config, meter, NOON + 334, (1, 1))
+    assert early.wait.until_ms == NOON + 234
+    assert not throttle.claim_start(config, meter, NOON + 233, (1, 1)).admitted
+    on_time = throttle.claim_start(config, meter, NOON + 234, (1, 1))
     assert on_time.admitted
     assert on_time.wait is None
-    assert on_time.start_ms == NOON + 334
+    assert on_time.start_ms == NOON + 234
+
+
+def test_a_start_claimed_late_costs_the_next_ones_nothing() -> None:
+    """Starts claimed 0 to 60 ms after their cells (100 ms apart), in a changing order of
+    lateness: every one is admitted when claimed, none is pushed back."""
+    config = throttle.ThrottleConfig(period_ms=1_000, limit=10)
+    meter = None
+    for i in range(200):
+        late = (37 * i) % 61
+        decision = throttle.claim_start(config, meter, NOON + 100 * i + late, (i, i))
+        assert decision.admitted, i
+        meter = decision.meter
 
 
 def test_describe_names_the_start_pattern() -> None:
@@ -158,22 +174,43 @@ def claim_all(config: throttle.ThrottleConfig, now: int, count: int) -> list[int
 
 
 def test_claim_start_admits_one_plus_burst_then_defers_the_rest_to_one_cell_each() -> None:
+    # T = 250 ms, τ = 250 + 100 ms: two at once, then each 100 ms before its cell
     config = throttle.ThrottleConfig(period_ms=1_000, limit=4, burst=1)
-    assert claim_all(config, NOON, 5) == [0, 0, 250, 500, 750]
+    assert claim_all(config, NOON, 7) == [0, 0, 150, 400, 650, 900, 1150]
 
 
 def test_a_start_already_in_the_line_goes_to_the_next_cell_not_to_its_end() -> None:
     config = throttle.ThrottleConfig(period_ms=1_000, limit=10)
     meter = None
-    for i in range(4):  # one admitted, three deferred to +100, +200, +300
-        meter = throttle.claim_start(config, meter, NOON, (i, i)).meter
-    late = throttle.claim_start(config, meter, NOON + 150, (1, 1))  # claimed after its cell
+    for i in range(5):  # two admitted (the slack holds one cell), three deferred
+        meter = throttle.claim_start(config, meter, NOON, (i, i)).meter  # to +100, +200, +300
+    late = throttle.claim_start(config, meter, NOON + 150, (2, 2))  # after its cell
     assert (late.admitted, late.start_ms) == (True, NOON + 150)
-    early = throttle.claim_start(config, late.meter, NOON + 200, (2, 2))
-    assert (early.admitted, early.start_ms) == (False, NOON + 250)  # next cell, not the end
-    newcomer = throttle.claim_start(config, early.meter, NOON + 200, (9, 9))
+    early = throttle.claim_start(config, late.meter, NOON + 160, (3, 3))  # before its own
+    assert (early.admitted, early.start_ms) == (False, NOON + 200)  # next cell, not the end
+    newcomer = throttle.claim_start(config, early.meter, NOON + 160, (99, 99))
     assert newcomer.start_ms == NOON + 400  # behind the last deferred start
     assert newcomer.wait is not None and newcomer.wait.gate == "throttle"
+
+
+def test_the_period_window_is_limit_plus_burst_per_period() -> None:
+    assert throttle.ThrottleConfig(period_ms=60_000, limit=10, burst=2).window == (
+        WindowRule(12, 60_000)
+    )
+    # a throttle's period may be longer than a declared rolling window may be
+    assert throttle.ThrottleConfig(period_ms=7 * 86_400_000, limit=1).window.window_ms == (
+        7 * 86_400_000
+    )
+
+
+def test_a_full_period_window_says_the_throttle_waits() -> None:
+    rule = throttle.ThrottleConfig(period_ms=1_000, limit=1).window
+    first = decide(rule, None, NOON, (0, 0), {}, "acme", None, throttle.GATE)
+    assert first.admitted
+    second = decide(rule, first.ledger, NOON + 10, (1, 1), {0: NOON}, "acme", None, throttle.GATE)
+    assert (second.admitted, second.at_ms) == (False, NOON + 1_000)
+    assert second.wait is not None and second.wait.gate == "throttle"
+    assert second.wait.words.startswith("throttle: 1 per 1000 ms window is full until 12:00:01")
 
 
 def test_a_start_meter_round_trips_through_json() -> None:
