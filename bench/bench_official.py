@@ -13,10 +13,14 @@ signature of every request). Weir is `weir dev --signing-key ...` on a fresh SQL
                 signs; as many runs in flight as Weir may have calls to one app in flight
                 (`--calls-per-app`, given to Weir too). Every answer's status is checked.
 
-Rounds alternate (Weir first in odd rounds, the app alone first in even ones); each figure is
-the median of the rounds, and the ratio is given per round and as the median of those.
+Rounds rotate which goes first; each figure is the median of the rounds, and the ratio is
+given per round and as the median of those. `--baseline-ref REF` adds a second Weir built from
+that git commit, with an app of its own (an app syncs with one Weir), measured in the same
+rounds against the same app-alone figure: the comparison that stays fair while other work
+shares the cores.
 
     .venv/bin/python bench/bench_official.py [--rounds 5] [--runs 200] [--app-workers 1]
+    .venv/bin/python bench/bench_official.py --baseline-ref cfb0776
 """
 
 import argparse
@@ -32,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +88,22 @@ class Child:
                 self.proc.wait(10)
 
 
-def start(tmp: Path, app_workers: int, calls_per_app: int) -> tuple[Child, Child, str, str, Path]:
-    """Weir and the app, synced; returns them, their URLs and Weir's SQLite file."""
+@dataclass
+class Stack:
+    """One Weir and the app synced with it; `db` is Weir's SQLite file."""
+
+    weir: Child
+    app: Child
+    weir_url: str
+    app_url: str
+    db: Path
+    tmp: Path
+
+
+def start(tmp: Path, app_workers: int, calls_per_app: int, weir_path: Path | None = None) -> Stack:
+    """Weir and the app, synced. `weir_path`: put first on Weir's PYTHONPATH (a baseline
+    build)."""
+    tmp.mkdir(exist_ok=True)
     weir_port, app_port = free_port(), free_port()
     weir_url, app_url = f"http://127.0.0.1:{weir_port}", f"http://127.0.0.1:{app_port}"
     db = tmp / "weir.db"
@@ -92,7 +111,8 @@ def start(tmp: Path, app_workers: int, calls_per_app: int) -> tuple[Child, Child
     weir_args = [sys.executable, "-m", "weir", "dev", "--port", str(weir_port)]
     weir_args += ["--database-url", f"sqlite:///{db}", "--signing-key", KEY]
     weir_args += ["--calls-per-app", str(calls_per_app)]
-    weir = Child(weir_args, env, tmp / "weir.log")
+    weir_env = env if weir_path is None else env | {"PYTHONPATH": str(weir_path)}
+    weir = Child(weir_args, weir_env, tmp / "weir.log")
     app_env = env | {
         "APP_ID": APP_ID,
         "INNGEST_SIGNING_KEY": KEY,
@@ -108,7 +128,21 @@ def start(tmp: Path, app_workers: int, calls_per_app: int) -> tuple[Child, Child
     resp = httpx.put(f"{app_url}/api/inngest", timeout=30)
     if resp.status_code != 200:
         raise SystemExit(f"the app did not sync: {resp.status_code} {resp.text[:300]}")
-    return weir, app, weir_url, app_url, db
+    return Stack(weir, app, weir_url, app_url, db, tmp)
+
+
+def baseline_build(ref: str, tmp: Path) -> Path:
+    """Weir as of git `ref`, unpacked into `tmp`; the returned directory, put first on
+    PYTHONPATH, makes `import weir` that build (as bench_platform.py does)."""
+    src, pkg = tmp / "baseline-src", tmp / "baseline-pkg"
+    src.mkdir()
+    pkg.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    (pkg / "weir").symlink_to(src / "platform" / "_entry")
+    return pkg
 
 
 def _answers(url: str, *codes: int) -> bool:
@@ -134,7 +168,9 @@ def completed(db: Path) -> tuple[int, int, int]:
 
 
 async def through_weir(session: aiohttp.ClientSession, weir_url: str, db: Path, n: int) -> float:
-    """Steps/s of n runs through Weir: first send to the last run's end."""
+    """Steps/s of n runs through Weir: first send to the last run's end (as Weir dated it, so
+    how often this polls does not change the figure; polling seldom keeps this script's CPU
+    out of the cores Weir and the app share: every 20 ms cost 0.1-0.25 ms of CPU per step)."""
     before, _, _ = completed(db)
     begin = time.time()
     for i in range(0, n, 100):
@@ -151,7 +187,7 @@ async def through_weir(session: aiohttp.ClientSession, weir_url: str, db: Path, 
             return n * STEPS / (last_ms / 1000 - begin)
         if time.monotonic() > deadline:
             raise SystemExit(f"only {done - before} of {n} runs completed in 900 s")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.25)
 
 
 def recorded_run(path: Path) -> list[dict[str, Any]]:
@@ -204,55 +240,69 @@ async def app_alone(
     return n * STEPS / (time.perf_counter() - begin)
 
 
-def usage(weir: Child, app: Child) -> dict[str, float]:
+def usage(stack: Stack) -> dict[str, float]:
     """CPU seconds so far: Weir, the app (all its workers) and this script (the sender)."""
     return {
-        "weir": cpu_seconds(weir.proc.pid),
-        "app": cpu_seconds(app.proc.pid),
+        "weir": cpu_seconds(stack.weir.proc.pid),
+        "app": cpu_seconds(stack.app.proc.pid),
         "driver": time.process_time(),
     }
 
 
-CPU = dict[str, list[dict[str, float]]]  # "weir"/"alone" -> per round: process -> CPU ms/step
+RATES = dict[str, list[float]]  # "current"/"baseline"/"alone" -> steps/s per round
+CPU = dict[str, list[dict[str, float]]]  # the same -> per round: process -> CPU ms/step
 
 
-async def measure(args: argparse.Namespace, tmp: Path) -> tuple[list[float], list[float], CPU]:
-    weir, app, weir_url, app_url, db = start(tmp, args.app_workers, args.calls_per_app)
+async def measure(args: argparse.Namespace, tmp: Path) -> tuple[RATES, CPU]:
+    stacks: dict[str, Stack] = {}
     timeout = aiohttp.ClientTimeout(total=120)
-    via: list[float] = []
-    alone: list[float] = []
-    cpu: CPU = {"weir": [], "alone": []}
+    rates: RATES = defaultdict(list)
+    cpu: CPU = defaultdict(list)
     try:
+        stacks["current"] = start(tmp / "current", args.app_workers, args.calls_per_app)
+        if args.baseline_ref:
+            build = baseline_build(args.baseline_ref, tmp)
+            stacks["baseline"] = start(
+                tmp / "baseline", args.app_workers, args.calls_per_app, build
+            )
+        own = stacks["current"]  # the app alone: the current stack's app, idle meanwhile
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=2)
         async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
-            await through_weir(session, weir_url, db, 20)  # warm-up, and the recorded calls
-            calls = recorded_run(tmp / "recorded.jsonl")
-            await app_alone(session, app_url, calls, 20, args.calls_per_app)
+            for stack in stacks.values():  # warm-up, and the recorded calls
+                await through_weir(session, stack.weir_url, stack.db, 20)
+            calls = recorded_run(own.tmp / "recorded.jsonl")
+            await app_alone(session, own.app_url, calls, 20, args.calls_per_app)
+            kinds = [*stacks, "alone"]
             for r in range(args.rounds):
-                order = ("weir", "alone") if r % 2 == 0 else ("alone", "weir")
+                order = kinds[r % len(kinds) :] + kinds[: r % len(kinds)]
                 for kind in order:
-                    before = usage(weir, app)
-                    if kind == "weir":
-                        via.append(await through_weir(session, weir_url, db, args.runs))
-                    else:
+                    stack = stacks.get(kind, own)
+                    before = usage(stack)
+                    if kind == "alone":
                         rate = await app_alone(
-                            session, app_url, calls, args.runs, args.calls_per_app
+                            session, own.app_url, calls, args.runs, args.calls_per_app
                         )
-                        alone.append(rate)
-                    used = usage(weir, app)
+                    else:
+                        rate = await through_weir(session, stack.weir_url, stack.db, args.runs)
+                    rates[kind].append(rate)
+                    used = usage(stack)
                     cpu[kind].append(
                         {k: (used[k] - before[k]) * 1000 / (args.runs * STEPS) for k in used}
                     )
+                shown = ", ".join(
+                    f"{kind} {rates[kind][-1]:6.0f}"
+                    + (f" ({rates[kind][-1] / rates['alone'][-1]:.3f})" if kind != "alone" else "")
+                    for kind in kinds
+                )
                 print(
-                    f"  round {r + 1}: through Weir {via[-1]:7.0f} steps/s, app alone "
-                    f"{alone[-1]:7.0f} steps/s, ratio {via[-1] / alone[-1]:.3f}"
-                    f"  (load {os.getloadavg()[0]:.2f})",
+                    f"  round {r + 1}: steps/s {shown}  (load {os.getloadavg()[0]:.2f})",
                     flush=True,
                 )
     finally:
-        weir.stop()
-        app.stop()
-    return via, alone, cpu
+        for stack in stacks.values():
+            stack.weir.stop()
+            stack.app.stop()
+    return rates, cpu
 
 
 def main() -> None:
@@ -263,30 +313,41 @@ def main() -> None:
     parser.add_argument(
         "--calls-per-app", type=int, default=64, help="Weir's calls to the app in flight"
     )
+    parser.add_argument(
+        "--baseline-ref", default=None, help="git commit of a second Weir measured alongside"
+    )
     args = parser.parse_args()
     print(
         f"load {os.getloadavg()}, {os.cpu_count()} cores; app: official SDK, "
         f"{args.app_workers} uvicorn worker(s); {args.calls_per_app} calls in flight at most"
     )
     with tempfile.TemporaryDirectory(prefix="weir-bench-official-") as name:
-        via, alone, cpu = asyncio.run(measure(args, Path(name)))
-    ratios = [v / a for v, a in zip(via, alone, strict=True)]
+        rates, cpu = asyncio.run(measure(args, Path(name)))
     med = statistics.median
-    print(
-        f"\nthrough Weir  {med(via):8.1f} steps/s  (rounds: {', '.join(f'{x:.0f}' for x in via)})"
-    )
-    print(
-        f"app alone     {med(alone):8.1f} steps/s  (rounds: {', '.join(f'{x:.0f}' for x in alone)})"
-    )
-    print(
-        f"ratio         {med(ratios):8.3f}  median of the rounds' ratios "
-        f"({', '.join(f'{x:.3f}' for x in ratios)}); target >= 0.80"
-    )
+    alone = rates["alone"]
+    print()
+    for kind in rates:
+        label = {"current": "through Weir", "baseline": f"baseline {args.baseline_ref}"}
+        rounds = ", ".join(f"{x:.0f}" for x in rates[kind])
+        print(f"{label.get(kind, 'app alone'):<22} {med(rates[kind]):8.1f} steps/s  ({rounds})")
+    for kind in rates:
+        if kind == "alone":
+            continue
+        ratios = [v / a for v, a in zip(rates[kind], alone, strict=True)]
+        print(
+            f"ratio {kind:<16} {med(ratios):8.3f}  median of the rounds' ratios "
+            f"({', '.join(f'{x:.3f}' for x in ratios)}); target >= 0.80"
+        )
+    if "baseline" in rates:
+        gains = [c / b for c, b in zip(rates["current"], rates["baseline"], strict=True)]
+        print(f"current / baseline     {med(gains):8.3f}  median of the rounds")
     print("CPU ms per step (median of the rounds):")
-    for kind, label in (("weir", "through Weir"), ("alone", "app alone")):
+    for kind in rates:
         parts = {k: med([c[k] for c in cpu[kind]]) for k in ("weir", "app", "driver")}
+        if kind == "alone":
+            parts.pop("weir")
         shown = ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
-        print(f"  {label:<13} {shown}, all {sum(parts.values()):.2f}")
+        print(f"  {kind:<9} {shown}, all {sum(parts.values()):.2f}")
     print(f"load {os.getloadavg()}")
 
 

@@ -277,7 +277,8 @@ class Platform:
                 tx, item, fn, outcome, timing, lease_ms=lease_ms, skip=skip, take_next=more
             )
             if nxt is not None:
-                self.driver.prefetch(tx.conn, [nxt])
+                known = tx.continued_run if nxt is tx.continued else None
+                self.driver.prefetch(tx.conn, [nxt], run=known)
             return nxt
 
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back

@@ -8,6 +8,7 @@ the client exception as the cause; only the sentence is stored, logged and shown
 import socket
 
 import aiohttp
+from weir.platform.executor.lean_http import ConnectFailed
 from weir.platform.executor.response import AttemptFailed, RawResponse, failed
 
 NOT_SDK_HINT = "is the URL the SDK's serve path (by default /api/inngest)?"
@@ -22,7 +23,7 @@ def unreachable(url: str, exc: BaseException) -> str:
         return f"Timeout waiting for the app at {url} (--app-timeout); is it stuck or overloaded?"
     if isinstance(cause, aiohttp.ClientConnectorDNSError) or _dns_failure(cause):
         return f"the host of {url} could not be found; is the name right?"
-    if isinstance(cause, aiohttp.ClientConnectorError):
+    if isinstance(cause, aiohttp.ClientConnectorError | ConnectFailed):
         return f"no app answered at {url}; is it running?"
     if isinstance(cause, aiohttp.InvalidURL | ValueError):
         return f"{url} is not a URL Weir can call"

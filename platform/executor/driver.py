@@ -45,6 +45,7 @@ from weir.platform.registry import Function, Registry
 from weir.platform.store import event_records, fifo, run_records, step_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
+from weir.platform.store.run_records import Run
 from weir.platform.store.schema import runs
 from weir.platform.vocabulary import QueueKind, RunStatus
 
@@ -70,12 +71,13 @@ Event = dict[str, Any] | Canonical | Unparsed
 
 
 def load_call_state(
-    conn: Connection, run_id: str, events: list[Event] | None = None
+    conn: Connection, run_id: str, events: list[Event] | None = None, run: Run | None = None
 ) -> CallState | None:
-    """The run, its trigger events (unless the caller has them already) and its memos. A
-    large event is left as its stored bytes (`Unparsed`): `ready_to_send` makes it canonical
-    in a worker process, not here."""
-    run = run_records.get_run(conn, run_id)
+    """The run (unless the caller holds it as this transaction left it), its trigger events
+    (unless the caller has them already) and its memos. A large event is left as its stored
+    bytes (`Unparsed`): `ready_to_send` makes it canonical in a worker process, not here."""
+    if run is None or run.id != run_id:
+        run = run_records.get_run(conn, run_id)
     if run is None:
         return None
     if events is None:
@@ -151,15 +153,17 @@ class Driver:
         conn: Connection,
         items: list[q.Claimed],
         created: dict[str, list[dict[str, Any]]] | None = None,
+        run: Run | None = None,
     ) -> None:
         """Read the call state of just-claimed calls inside the claim's own transaction (the
         writer thread): no separate read transaction and thread hop per call. Only this
         dict is written here; the event loop pops from it. `created`: the trigger events of
-        runs the same transaction created, which need not be read back."""
+        runs the same transaction created, which need not be read back; `run`: an item's run
+        as the same transaction left it, which need not be read back either."""
         for item in items:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
                 known = self._events.get(item.run_id) or _plain(created, item.run_id)
-                self._prefetched[item.id] = load_call_state(conn, item.run_id, known)
+                self._prefetched[item.id] = load_call_state(conn, item.run_id, known, run)
         while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
             self._prefetched.pop(next(iter(self._prefetched)))
 

@@ -198,6 +198,8 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
         else:
             _apply_op(tx, fn, run, op)
         current = None
+    if len(ops) > 1:
+        tx.continued_run = None  # a later op may have changed the run after the step's save
 
 
 def _retry_or_fail_step(

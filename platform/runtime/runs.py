@@ -213,6 +213,14 @@ def resolve_step(
     )
     if not pending or race:
         schedule_discovery(tx, run)
+    if tx.continued is not None and tx.continued.run_id == run_id:
+        tx.continued_run = replace(
+            run,
+            step_count=seq + 1,
+            state_bytes=run.state_bytes + len(text),
+            pending=tuple(pending),
+            force_plan=bool(pending) and run.force_plan,
+        )
     tx.notes.append(run_note(notes.STEP_SAVED, run, step_id=step_id, op=op, name=name))
     return True
 

@@ -41,6 +41,9 @@ class Tx:
     continue_run: str | None = None
     lease_ms: int = 0
     continued: Claimed | None = None
+    # The continued run as this transaction left it, when one step's save was its only change:
+    # the next call's state needs no second read of the row (`runs.resolve_step`).
+    continued_run: Run | None = None
 
     def added(self, item_id: int) -> None:
         """An item was queued: the scheduler is to look after the commit."""

@@ -53,3 +53,11 @@ def test_large_state_switches_to_use_api() -> None:
 def test_step_url_replaces_only_the_step_id() -> None:
     url = "http://h:1/api/inngest?fnId=app-f&stepId=step"
     assert step_url(url, "abc") == "http://h:1/api/inngest?fnId=app-f&stepId=abc"
+
+
+def test_step_url_adds_a_missing_step_id_and_keeps_the_other_parameters() -> None:
+    url = "http://h:1/api/inngest?fnId=app-f&weir=%7B%7D"
+    assert step_url(url, "s1") == "http://h:1/api/inngest?fnId=app-f&weir=%7B%7D&stepId=s1"
+    # memoized per (url, step id): each step id still gets its own URL
+    assert step_url(url, "s2") == "http://h:1/api/inngest?fnId=app-f&weir=%7B%7D&stepId=s2"
+    assert step_url(url, "s1") == "http://h:1/api/inngest?fnId=app-f&weir=%7B%7D&stepId=s1"

@@ -5,12 +5,14 @@ an event's first calls are claimed where the event is accepted."""
 
 from __future__ import annotations
 
-from weir.platform.executor.response import Completed, Timing
+from weir.platform.executor.response import Completed, Op, Ops, Timing
 from weir.platform.functions import Lane
 from weir.platform.ingest import IncomingEvent
 from weir.platform.runtime import continuation, events
 from weir.platform.store import queue as q
+from weir.platform.store import run_records
 from weir.platform.store.queue import Claimed
+from weir.platform.vocabulary import Opcode
 
 from tests.support.flow_harness import EVENT, LEASE_MS, NOON, Harness, config
 
@@ -128,3 +130,34 @@ def test_first_calls_are_dated_when_claimed_not_when_the_transaction_began(
         [item] = continuation.take_due(tx, LATER + 50, 8, LEASE_MS)
     assert item.claimed_at == LATER + 50
     assert h.run(item.run_id or "").created_at == LATER
+
+
+def step_answer(h: Harness, item: Claimed, at: int, *ops: Op) -> tuple[Claimed | None, bool]:
+    """Apply `ops` to `item`; the run's next call, and whether the run this transaction kept
+    for that call's state is the row as stored at the end of the transaction."""
+    fn = h.registry.by_id[item.function_id or ""]
+    with h.tx(at) as tx:
+        nxt = continuation.apply_answer(
+            tx, item, fn, Ops(list(ops)), Timing(at, at), lease_ms=LEASE_MS
+        )
+        kept = tx.continued_run
+        same = kept is not None and kept == run_records.get_run(tx.conn, item.run_id or "")
+        return nxt, same
+
+
+def step_run(step_id: str, data: object) -> Op:
+    return Op(Opcode.STEP_RUN, step_id, step_id, step_id, {}, data, None)
+
+
+def test_a_saved_step_hands_the_next_call_the_run_as_stored(database_url: str) -> None:
+    h = Harness(database_url, config())
+    h.burst(NOON, [{"i": 1}])
+    item = claim_one(h, NOON)
+    nxt, same = step_answer(h, item, LATER, step_run("a", {"n": 1}))
+    assert nxt is not None and nxt.run_id == item.run_id and same
+    nxt, same = step_answer(h, nxt, LATER + 1, step_run("b", "x" * 50))
+    assert nxt is not None and same
+    assert h.run(nxt.run_id or "").step_count == 2
+    # two ops in one answer: a later one may change the run again, so none is kept
+    nxt, same = step_answer(h, nxt, LATER + 2, step_run("c", 1), step_run("d", 2))
+    assert nxt is not None and not same
