@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from weir.platform.executor import signing  # noqa: E402
 
+from bench.bench_platform import baseline_build  # noqa: E402
 from tests.integration.harness import free_port, wait_until  # noqa: E402
 
 KEY = "signkey-bench-" + "3c" * 32
@@ -129,20 +130,6 @@ def start(tmp: Path, app_workers: int, calls_per_app: int, weir_path: Path | Non
     if resp.status_code != 200:
         raise SystemExit(f"the app did not sync: {resp.status_code} {resp.text[:300]}")
     return Stack(weir, app, weir_url, app_url, db, tmp)
-
-
-def baseline_build(ref: str, tmp: Path) -> Path:
-    """Weir as of git `ref`, unpacked into `tmp`; the returned directory, put first on
-    PYTHONPATH, makes `import weir` that build (as bench_platform.py does)."""
-    src, pkg = tmp / "baseline-src", tmp / "baseline-pkg"
-    src.mkdir()
-    pkg.mkdir()
-    archive = subprocess.run(
-        ["git", "archive", ref], cwd=ROOT, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
-    (pkg / "weir").symlink_to(src / "platform" / "_entry")
-    return pkg
 
 
 def _answers(url: str, *codes: int) -> bool:
