@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from weir.platform.gates.rate_limit import RateLimitConfig, admit_event  # noqa: E402
 
 from bench.bench_platform import baseline_build  # noqa: E402
+from tests.integration.audit import window_peak  # noqa: E402
 from tests.integration.harness import AppServer, WeirServer, wait_until  # noqa: E402
 
 
@@ -149,16 +150,6 @@ def bench_throttle(stack: Stack, seconds: int) -> None:
         f"(allowed 100); load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-
-
-def window_peak(times: list[int], window: int) -> int:
-    """The most starts within any half-open window [t, t + window)."""
-    first = best = 0
-    for last, t in enumerate(times):
-        while t - times[first] >= window:
-            first += 1
-        best = max(best, last - first + 1)
-    return best
 
 
 def bench_rate_limit(weir: WeirServer, seconds: int) -> None:
