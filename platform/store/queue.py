@@ -34,9 +34,21 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
+from weir.platform.store.due_lanes import due_lanes
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import lanes, queue, slots
 
@@ -131,14 +143,6 @@ _TOUCH_LANE = {
     "sqlite": _lane_upsert(sqlite.insert(lanes), func.min),
     "postgresql": _lane_upsert(postgresql.insert(lanes), func.least),
 }
-_DUE_LANES_QUERY = (
-    select(lanes.c.lane, lanes.c.limits)
-    .where(lanes.c.next_at <= _p("now"))
-    .order_by(lanes.c.head_score)
-    .limit(_p("limit"))
-    .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
-)
-_DUE_LANES = Fast(_DUE_LANES_QUERY)
 _IN_USE = Fast(
     select(func.count()).where(slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"))
 )
@@ -147,9 +151,13 @@ _EARLIEST_SLOT_END = Fast(
         slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now")
     )
 )
+# Walked in claim order on (lane, score, id), stopping at the first due items: only the lane's
+# leased items (at most its limit) are passed over. SQLite would otherwise take the index on
+# (lane, available_at) and sort every due item of the lane for each claim, a cost that grows
+# with the lane's backlog (`+ 0` keeps it off that index).
 _DUE_ITEMS = Fast(
     select(queue)
-    .where(queue.c.lane == _p("lane"), queue.c.available_at <= _p("now"))
+    .where(queue.c.lane == _p("lane"), queue.c.available_at + literal_column("0") <= _p("now"))
     .order_by(queue.c.score, queue.c.id)
     .limit(_p("limit"))
     .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
@@ -348,7 +356,7 @@ def claim(
         if wanted <= 0:
             break
         asked = wanted + len(seen)  # the lanes already looked at may still be due
-        rows = _due_lanes(conn, now, asked, skip)
+        rows = due_lanes(conn, now, asked, skip)
         fresh = [row for row in rows if row.lane not in seen]
         for lane_row in fresh:
             budget = max_items - len(claimed)
@@ -361,13 +369,6 @@ def claim(
         if len(rows) < asked or not fresh:
             break  # every due lane has been looked at
     return claimed
-
-
-def _due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str]) -> list[Any]:
-    params = {"b_now": now, "b_limit": limit}
-    if skip:  # an expanding NOT IN: built per call (only with a per-app call cap)
-        return list(conn.execute(_DUE_LANES_QUERY.where(lanes.c.lane.not_in(skip)), params))
-    return _DUE_LANES.all(conn, params)
 
 
 def _limits(lane_row: Any) -> tuple[Limit, ...]:

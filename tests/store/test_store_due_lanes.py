@@ -1,0 +1,95 @@
+"""The lanes a claim looks at: every due lane, lowest head score first, whichever way the store
+finds them (the bounded walk by head score, or the sort of every due lane)."""
+
+import random
+
+import pytest
+from sqlalchemy import Connection, insert, text
+from weir.platform.store import due_lanes as d
+from weir.platform.store.schema import lanes
+
+from tests.support.store_kit import Store
+
+NOW = 1_000_000
+
+
+def _put(store: Store, rows: list[tuple[str, int, int]]) -> None:
+    """Lanes as (name, next_at, head_score)."""
+    values = [{"lane": n, "next_at": at, "head_score": s, "limits": "[]"} for n, at, s in rows]
+
+    def job(conn: Connection) -> None:
+        conn.execute(text("DELETE FROM lanes"))
+        conn.execute(insert(lanes), values)
+
+    store.write(job)
+
+
+def _expected(rows: list[tuple[str, int, int]], limit: int) -> list[tuple[int, str]]:
+    """(head score, lane) of the `limit` due lanes with the lowest head scores."""
+    return sorted((s, n) for n, at, s in rows if at <= NOW)[:limit]
+
+
+def _found(store: Store, rows: list[tuple[str, int, int]], limit: int) -> list[tuple[int, str]]:
+    score = {n: s for n, _, s in rows}
+    found = store.write(lambda c: d.due_lanes(c, NOW, limit))
+    return [(score[row.lane], row.lane) for row in found]
+
+
+def test_lanes_in_flight_ahead_of_the_due_ones_are_passed_over(store: Store) -> None:
+    in_flight = [(f"busy{i:03}", NOW + 30_000, i) for i in range(100)]
+    due = [(f"due{i:03}", NOW - 5, 1_000 + i) for i in range(50)]
+    _put(store, in_flight + due)
+    assert _found(store, in_flight + due, 3) == [
+        (1_000, "due000"),
+        (1_001, "due001"),
+        (1_002, "due002"),
+    ]
+
+
+def test_due_lanes_beyond_a_window_of_lanes_not_due_are_found(store: Store) -> None:
+    parked = [(f"parked{i:04}", NOW + 30_000, i) for i in range(d.WINDOW + 20)]
+    due = [(f"due{i}", NOW, 10_000 + i) for i in range(3)]
+    _put(store, parked + due)
+    assert _found(store, parked + due, 5) == _expected(parked + due, 5)
+    assert len(_found(store, parked + due, 5)) == 3
+
+
+def test_a_lane_due_exactly_now_is_due_and_one_due_later_is_not(store: Store) -> None:
+    rows = [("now", NOW, 5), ("later", NOW + 1, 1)]
+    _put(store, rows)
+    assert _found(store, rows, 10) == [(5, "now")]
+
+
+def test_no_lane_is_due(store: Store) -> None:
+    rows = [(f"l{i}", NOW + 1 + i, i) for i in range(10)]
+    _put(store, rows)
+    assert _found(store, rows, 4) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_mix_of_lanes_gives_the_due_lanes_in_head_score_order(store: Store, seed: int) -> None:
+    rng = random.Random(seed)
+    size = rng.choice([5, d.WINDOW - 1, d.WINDOW, d.WINDOW + 1, 3 * d.WINDOW])
+    rows = [
+        (f"l{i:05}", NOW + rng.choice([-1_000, 0, 1, 30_000]), rng.randrange(0, size // 2 + 2))
+        for i in range(size)
+    ]
+    _put(store, rows)
+    for limit in (1, 7, 128, size + 1):
+        found = _found(store, rows, limit)
+        # head scores tie: the lanes among a tie may come in any order, the scores may not
+        assert [s for s, _ in found] == [s for s, _ in _expected(rows, limit)]
+        assert len({n for _, n in found}) == len(found)
+        due_at = {n: at for n, at, _ in rows}
+        assert all(due_at[n] <= NOW for _, n in found)
+
+
+def test_lanes_to_skip_are_passed_over_on_either_path(store: Store) -> None:
+    parked = [(f"parked{i:04}", NOW + 30_000, i) for i in range(d.WINDOW + 5)]
+    due = [(f"due{i}", NOW, 10_000 + i) for i in range(4)]
+    _put(store, parked + due)
+    found = store.write(lambda c: d.due_lanes(c, NOW, 3, skip={"due0", "due2"}))
+    assert [row.lane for row in found] == ["due1", "due3"]
+    _put(store, due)  # within the window: the walk alone
+    found = store.write(lambda c: d.due_lanes(c, NOW, 1, skip={"due0"}))
+    assert [row.lane for row in found] == ["due1"]
