@@ -32,7 +32,7 @@ def apply_answer(
     any. `skip`: queue lanes the caller may not take (apps it calls as much as it may);
     `take_next`: False when the caller stops (it only takes the run's own next call, which
     the stopping scheduler hands back)."""
-    tx.continue_run, tx.lease_ms = item.run_id, lease_ms
+    tx.continue_run, tx.lease_ms, tx.takes_next = item.run_id, lease_ms, take_next
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)
     if tx.continued is not None or not take_next:

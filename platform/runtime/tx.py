@@ -39,6 +39,7 @@ class Tx:
     # The trigger events of the runs created here (the executor keeps them for their calls).
     trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     continue_run: str | None = None
+    takes_next: bool = False  # the caller takes a due item after this work (apply_answer)
     lease_ms: int = 0
     continued: Claimed | None = None
     # The continued run as this transaction left it, when one step's save was its only change:

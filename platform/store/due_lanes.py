@@ -32,7 +32,7 @@ def _p(name: str) -> Any:
     return bindparam(f"b_{name}")
 
 
-_COLUMNS = (lanes.c.lane, lanes.c.limits)
+_COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score)
 _BOUND = func.coalesce(
     select(lanes.c.head_score)
     .order_by(lanes.c.head_score)
@@ -66,8 +66,8 @@ _FAST = {query: Fast(query) for query in (_WALK, _SORT, _ONE_STATEMENT)}
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
-    """Up to `limit` due lanes (rows of `lane`, `limits`), lowest head score first, passing
-    over the lanes in `skip`."""
+    """Up to `limit` due lanes (rows of `lane`, `limits`, `head_score`), lowest head score
+    first, passing over the lanes in `skip`."""
     params = {"b_now": now, "b_limit": limit, "b_window": WINDOW}
     if conn.dialect.name != "sqlite":
         return _run(conn, _ONE_STATEMENT, params, skip)
@@ -75,6 +75,13 @@ def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()
     if len(found) >= limit:
         return found
     return _run(conn, _SORT, params, skip)
+
+
+def due_before(conn: Connection, now: int, score: int) -> bool:
+    """Whether a due lane's head has a head score of `score` or lower: work that a claim
+    would take before an item of that score."""
+    first = due_lanes(conn, now, 1)
+    return bool(first) and int(first[0].head_score) <= score
 
 
 def _run(

@@ -20,7 +20,7 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan, enqueue_call, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import fifo, lane_reads, run_records
+from weir.platform.store import due_lanes, fifo, lane_reads, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import QueueKind
@@ -94,6 +94,8 @@ def leave(tx: Tx, run: Run) -> None:
         nxt = run_records.get_run(tx.conn, handoff.run_id)
         if nxt is not None and not nxt.ended:
             start_at = max(handoff.start_at, tx.now)
+            if _hands_over(tx, run, nxt):
+                tx.continue_run = nxt.id
             enqueue_call(
                 tx,
                 nxt.id,
@@ -108,6 +110,18 @@ def leave(tx: Tx, run: Run) -> None:
             run_records.lane_handed(tx.conn, nxt.id, {**nxt.keys, LANE: held})
             return
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
+
+
+def _hands_over(tx: Tx, ended: Run, nxt: Run) -> bool:
+    """Whether the worker that ended the lane's holder makes the next holder's first call,
+    leased in this commit with no claim in between: only if it takes a next item at all, and
+    no due work would be claimed before this one (older or as old)."""
+    return (
+        tx.takes_next
+        and tx.continue_run == ended.id
+        and tx.continued is None
+        and not due_lanes.due_before(tx.conn, tx.now, nxt.score)
+    )
 
 
 def _arm(tx: Tx, run: Run, at: int) -> None:
