@@ -12,14 +12,19 @@ state, apply the completion and what it sets off, each in its own transaction):
   handoff      one lane with N queued runs drained one by one, against N queued runs of the
                same function without a lane
 
-    .venv/bin/python bench/bench_lanes.py [--rounds 3] [--runs 1000]
+    .venv/bin/python bench/bench_lanes.py [--rounds 3] [--runs 1000] [--baseline-ref REF]
+
+`--baseline-ref REF` runs a second Weir built from that git commit beside this one end to end,
+rounds alternating, and prints the ratios of the two.
 """
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -40,6 +45,7 @@ from weir.platform.store.database import make_engine  # noqa: E402
 from weir.platform.store.migrate import upgrade  # noqa: E402
 
 from bench.bench_flow import drained, fn_runs  # noqa: E402
+from bench.bench_platform import baseline_build  # noqa: E402
 from tests.integration.harness import AppServer, Process, WeirServer, wait_until  # noqa: E402
 
 T0 = 1_800_000_000_000
@@ -58,32 +64,92 @@ def throughput(weir: WeirServer, slug: str, event: str, datas: list[dict[str, st
     return len(runs) / (span_ms / 1000)
 
 
-def end_to_end(rounds: int, n: int) -> None:
-    one, one_free, many, many_free = [], [], [], []
+@dataclass
+class Stack:
+    """One Weir build serving the lane app, and its figures."""
+
+    name: str
+    weir: WeirServer
+    app: AppServer
+    one: list[float] = field(default_factory=list)
+    one_free: list[float] = field(default_factory=list)
+    many: list[float] = field(default_factory=list)
+    many_free: list[float] = field(default_factory=list)
+
+
+def start_stack(tmp: Path, name: str, weir_path: Path | None) -> Stack:
+    """`weir_path`: put first on Weir's PYTHONPATH, it makes `import weir` a baseline build."""
+    home = tmp / name
+    home.mkdir()
+    weir = WeirServer(home)
+    if weir_path is not None:
+        weir.env = weir.env | {"PYTHONPATH": str(weir_path)}
+    app = AppServer(home, "bench.lane_app", "lanebench", weir.url)
+    Process.start(weir)  # a busy machine may need longer than the harness waits
+    wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
+    app.start()
+    app.sync()
+    return Stack(name, weir, app)
+
+
+def lanes_round(stack: Stack, r: int, n: int) -> None:
+    weir = stack.weir
+    stack.one.append(throughput(weir, "lanebench-laned", "b/laned", [{"k": f"h{r}"}] * n))
+    stack.one_free.append(throughput(weir, "lanebench-free", "b/free", [{}] * n))
+    spread = [{"k": f"r{r}-{i % n}"} for i in range(2 * n)]
+    stack.many.append(throughput(weir, "lanebench-laned", "b/laned", spread))
+    stack.many_free.append(throughput(weir, "lanebench-free", "b/free", [{}] * (2 * n)))
+    print(
+        f"  round {r + 1} {stack.name:>8}: one lane {stack.one[-1]:6.1f} (no lane "
+        f"{stack.one_free[-1]:6.1f})  {n} lanes {stack.many[-1]:6.1f} (no lane "
+        f"{stack.many_free[-1]:6.1f}) runs/s  load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+
+
+def report_lanes(stack: Stack, n: int) -> None:
+    o, of, m, mf = (
+        statistics.median(x) for x in (stack.one, stack.one_free, stack.many, stack.many_free)
+    )
+    ratios = [a / b for a, b in zip(stack.many, stack.many_free, strict=True)]
+    print(f"{stack.name}, end to end:")
+    print(f"  one lane, {n} queued runs           : {o:8.1f} runs/s  rounds {_r(stack.one)}")
+    print(f"    same function without a lane       : {of:8.1f} runs/s  rounds {_r(stack.one_free)}")
+    print(f"    ratio                              : {o / of:8.3f}  (target >= 500 runs/s)")
+    print(f"  {n} lanes round-robin, {2 * n} runs: {m:8.1f} runs/s  rounds {_r(stack.many)}")
+    print(
+        f"    same function without a lane       : {mf:8.1f} runs/s  rounds {_r(stack.many_free)}"
+    )
+    print(
+        f"    ratio                              : {statistics.median(ratios):8.3f}  "
+        f"(target >= 0.95; median of the rounds' ratios {[round(x, 3) for x in ratios]})"
+    )
+
+
+def end_to_end(rounds: int, n: int, baseline_ref: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        weir = WeirServer(Path(tmp))
-        app = AppServer(Path(tmp), "bench.lane_app", "lanebench", weir.url)
-        Process.start(weir)  # a busy machine may need longer than the harness waits
-        wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
-        app.start()
+        builds: dict[str, Path | None] = {"current": None}
+        if baseline_ref:
+            builds = {"baseline": baseline_build(baseline_ref, Path(tmp)), **builds}
+        stacks: list[Stack] = []
         try:
-            app.sync()
+            for name, path in builds.items():
+                stacks.append(start_stack(Path(tmp), name, path))
             for r in range(rounds):
-                one.append(throughput(weir, "lanebench-laned", "b/laned", [{"k": f"h{r}"}] * n))
-                one_free.append(throughput(weir, "lanebench-free", "b/free", [{}] * n))
-                spread = [{"k": f"r{r}-{i % n}"} for i in range(2 * n)]
-                many.append(throughput(weir, "lanebench-laned", "b/laned", spread))
-                many_free.append(throughput(weir, "lanebench-free", "b/free", [{}] * (2 * n)))
+                # Alternate who goes first, so that drift reaches both builds alike.
+                for stack in stacks if r % 2 == 0 else stacks[::-1]:
+                    lanes_round(stack, r, n)
         finally:
-            app.stop()
-            weir.stop()
-    o, of, m, mf = (statistics.median(x) for x in (one, one_free, many, many_free))
-    print(f"end to end, one lane, {n} queued runs   : {o:8.1f} runs/s  rounds {_r(one)}")
-    print(f"  same function without a lane         : {of:8.1f} runs/s  rounds {_r(one_free)}")
-    print(f"  ratio                                : {o / of:8.3f}  (target >= 500 runs/s)")
-    print(f"end to end, {n} lanes round-robin, {2 * n} runs: {m:8.1f} runs/s  rounds {_r(many)}")
-    print(f"  same function without a lane         : {mf:8.1f} runs/s  rounds {_r(many_free)}")
-    print(f"  ratio                                : {m / mf:8.3f}  (target >= 0.95)")
+            for stack in stacks:
+                stack.app.stop()
+                stack.weir.stop()
+    for stack in stacks:
+        report_lanes(stack, n)
+    if len(stacks) == 2:
+        base, cur = stacks
+        one = statistics.median(cur.one) / statistics.median(base.one)
+        many = statistics.median(cur.many) / statistics.median(base.many)
+        print(f"current / baseline: one lane {one:.3f}, {n} lanes round-robin {many:.3f}")
 
 
 def _r(values: list[float]) -> list[int]:
@@ -147,10 +213,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--skip-http", action="store_true", help="only the in-process figures")
+    parser.add_argument("--skip-in-process", action="store_true", help="only end to end")
+    parser.add_argument("--baseline-ref", help="also run Weir as of this git commit, end to end")
     args = parser.parse_args()
-    in_process(args.rounds, args.runs)
+    print(f"load average {os.getloadavg()}", flush=True)
+    if not args.skip_in_process:
+        in_process(args.rounds, args.runs)
     if not args.skip_http:
-        end_to_end(args.rounds, args.runs)
+        end_to_end(args.rounds, args.runs, args.baseline_ref)
 
 
 if __name__ == "__main__":
