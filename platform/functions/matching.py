@@ -6,13 +6,16 @@ an event name could match and looks those up in an index of trigger names.
 
 from __future__ import annotations
 
+import functools
 
-def trigger_patterns(event_name: str) -> list[str]:
+
+@functools.lru_cache(maxsize=4096)  # a few event names recur: every run's finished event
+def trigger_patterns(event_name: str) -> tuple[str, ...]:
     """The exact name, then `prefix/*` for each "/" and `prefix.*` for each "." in it."""
     patterns = [event_name]
     for separator in ("/", "."):
         patterns.extend(_prefix_wildcards(event_name, separator))
-    return _unique(patterns)
+    return tuple(_unique(patterns))
 
 
 def _prefix_wildcards(name: str, separator: str) -> list[str]:

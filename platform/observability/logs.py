@@ -5,6 +5,7 @@ them for a block (and every task it starts), and `IdsFilter` copies them onto ea
 any log call inside a call's handling carries them without passing them around.
 """
 
+import functools
 import json
 import logging
 import re
@@ -72,9 +73,11 @@ class TextFormatter(logging.Formatter):
         # is logged for every run that starts and ends, on the event loop.
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
         stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
-        tail = "".join(f" {escape(str(key))}={field_text(value)}" for key, value in pairs.items())
+        tail = "".join([f" {_key_text(key)}={field_text(value)}" for key, value in pairs.items()])
         head = f"{self._time(record)} {record.levelname} {record.name}"
         line = f"{head} {escape(record.getMessage())}{tail}"
+        if stack is None and not record.exc_info and not record.stack_info:
+            return line
         return line + _indented(str(stack or "")) + self._traceback(record)
 
     def _time(self, record: logging.LogRecord) -> str:
@@ -98,7 +101,8 @@ def _indented(text: str) -> str:
 # Controls and line separators: what could end a line, or hide part of it on a terminal.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_QUOTES = re.compile(r'[\s="\\]')
+# a value written bare: no whitespace, quote, equals sign, backslash or control character
+_ONE_WORD = re.compile(r'[^\s="\\\x00-\x1f\x7f-\x9f\u2028\u2029]+')
 
 
 def escape(text: str) -> str:
@@ -108,10 +112,17 @@ def escape(text: str) -> str:
 
 def field_text(value: Any) -> str:
     """A field's value, quoted (its quotes and backslashes escaped) unless it is one word."""
-    text = str(value)
-    if text and not _NEEDS_QUOTES.search(text) and not _CONTROL.search(text):
+    text = value if type(value) is str else str(value)
+    if _ONE_WORD.fullmatch(text):  # most values (ids, names, numbers): one test
         return text
     return '"' + escape(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+@functools.lru_cache(maxsize=256)
+def _key_text(key: Any) -> str:
+    """A field's name as written: names come from code, a handful of them, so each is escaped
+    once."""
+    return escape(str(key))
 
 
 def handler(json_lines: bool, stream: Any = None) -> logging.Handler:
@@ -128,3 +139,6 @@ def configure(json_lines: bool, level: str = "info") -> None:
         root.removeHandler(old)
     root.addHandler(handler(json_lines))
     root.setLevel(level.upper())
+    # Neither format writes a thread or process name: a record need not look them up (a line
+    # is logged for every run that starts and ends).
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False

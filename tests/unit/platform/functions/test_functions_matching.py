@@ -5,19 +5,32 @@ from weir.platform.functions.matching import is_valid_trigger_pattern, trigger_p
 
 
 def test_slash_prefixes_give_wildcards() -> None:
-    assert trigger_patterns("api/v1/users") == ["api/v1/users", "api/*", "api/v1/*"]
+    assert trigger_patterns("api/v1/users") == (
+        "api/v1/users",
+        "api/*",
+        "api/v1/*",
+    )
 
 
 def test_dot_prefixes_give_wildcards() -> None:
-    assert trigger_patterns("app/user.created") == ["app/user.created", "app/*", "app/user.*"]
+    assert trigger_patterns("app/user.created") == (
+        "app/user.created",
+        "app/*",
+        "app/user.*",
+    )
 
 
 def test_dots_and_slashes_at_any_depth() -> None:
-    assert trigger_patterns("a.b/c.d") == ["a.b/c.d", "a.b/*", "a.*", "a.b/c.*"]
+    assert trigger_patterns("a.b/c.d") == (
+        "a.b/c.d",
+        "a.b/*",
+        "a.*",
+        "a.b/c.*",
+    )
 
 
 def test_a_name_without_separators_matches_only_itself() -> None:
-    assert trigger_patterns("signup") == ["signup"]
+    assert trigger_patterns("signup") == ("signup",)
 
 
 @pytest.mark.parametrize("name", ["api/v1/users", "app/user.created", "signup", "*", "a/*"])
