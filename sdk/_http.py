@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ class HttpRequest:
     body: bytes = b""
 
     def query(self, name: str) -> str | None:
-        values = parse_qs(urlsplit(self.url).query).get(name)
+        values = _query_of(self.url).get(name)
         return values[0] if values else None
 
     def header(self, name: str) -> str | None:
@@ -26,6 +27,11 @@ class HttpRequest:
     def url_without_query(self) -> str:
         parts = urlsplit(self.url)
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+@functools.lru_cache(maxsize=64)  # a call asks for several names of the same URL
+def _query_of(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
 
 
 @dataclass
