@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -34,7 +36,7 @@ from weir.platform.gates.rate_limit import RateLimitConfig, admit_event  # noqa:
 
 from bench.bench_platform import baseline_build  # noqa: E402
 from tests.integration.audit import window_peak  # noqa: E402
-from tests.integration.harness import AppServer, WeirServer, wait_until  # noqa: E402
+from tests.integration.harness import AppServer, Process, WeirServer, wait_until  # noqa: E402
 
 
 def rows(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -77,18 +79,26 @@ class Stack:
     free: list[float] = field(default_factory=list)
 
 
-def start_stack(tmp: Path, name: str, weir_path: Path | None) -> Stack:
-    """`weir_path`: put first on Weir's PYTHONPATH, it makes `import weir` a baseline build."""
+def serve_build(
+    tmp: Path, name: str, weir_path: Path | None, module: str, app_id: str
+) -> tuple[WeirServer, AppServer]:
+    """A Weir build and the bench app `module` synced with it, in `tmp/name`. `weir_path`:
+    put first on Weir's PYTHONPATH, it makes `import weir` a baseline build."""
     home = tmp / name
     home.mkdir()
     weir = WeirServer(home)
     if weir_path is not None:
         weir.env = weir.env | {"PYTHONPATH": str(weir_path)}
-    app = AppServer(home, "bench.flow_app", "flowbench", weir.url)
-    weir.start()
+    app = AppServer(home, module, app_id, weir.url)
+    Process.start(weir)  # a busy machine may need longer than the harness waits
+    wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
     app.start()
     app.sync()
-    return Stack(name, weir, app)
+    return weir, app
+
+
+def start_stack(tmp: Path, name: str, weir_path: Path | None) -> Stack:
+    return Stack(name, *serve_build(tmp, name, weir_path, "bench.flow_app", "flowbench"))
 
 
 def keys_round(stack: Stack, r: int, n: int) -> None:

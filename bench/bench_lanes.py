@@ -44,9 +44,9 @@ from weir.platform.store import queue as q  # noqa: E402
 from weir.platform.store.database import make_engine  # noqa: E402
 from weir.platform.store.migrate import upgrade  # noqa: E402
 
-from bench.bench_flow import drained, fn_runs  # noqa: E402
+from bench.bench_flow import drained, fn_runs, serve_build  # noqa: E402
 from bench.bench_platform import baseline_build  # noqa: E402
-from tests.integration.harness import AppServer, Process, WeirServer, wait_until  # noqa: E402
+from tests.integration.harness import AppServer, WeirServer, wait_until  # noqa: E402
 
 T0 = 1_800_000_000_000
 
@@ -78,18 +78,7 @@ class Stack:
 
 
 def start_stack(tmp: Path, name: str, weir_path: Path | None) -> Stack:
-    """`weir_path`: put first on Weir's PYTHONPATH, it makes `import weir` a baseline build."""
-    home = tmp / name
-    home.mkdir()
-    weir = WeirServer(home)
-    if weir_path is not None:
-        weir.env = weir.env | {"PYTHONPATH": str(weir_path)}
-    app = AppServer(home, "bench.lane_app", "lanebench", weir.url)
-    Process.start(weir)  # a busy machine may need longer than the harness waits
-    wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
-    app.start()
-    app.sync()
-    return Stack(name, weir, app)
+    return Stack(name, *serve_build(tmp, name, weir_path, "bench.lane_app", "lanebench"))
 
 
 def lanes_round(stack: Stack, r: int, n: int) -> None:
