@@ -40,7 +40,6 @@ from sqlalchemy import (
     case,
     delete,
     func,
-    insert,
     literal_column,
     or_,
     select,
@@ -168,7 +167,22 @@ _LEASE = Fast(
     .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None, claimed_at=_p("now"))
 )
 _DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
-_INSERT_SLOT = Fast(insert(slots), ("key_hash", "item_id", "expires_at"))
+
+
+def _slot_upsert(stmt: Any) -> Fast:
+    """Take an item's slot of a key, or renew it (an item claimed again after its lease ran
+    out still has its row): one statement."""
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[slots.c.key_hash, slots.c.item_id],
+        set_={"expires_at": stmt.excluded.expires_at},
+    )
+    return Fast(stmt, ("key_hash", "item_id", "expires_at"))
+
+
+_TAKE_SLOT = {
+    "sqlite": _slot_upsert(sqlite.insert(slots)),
+    "postgresql": _slot_upsert(postgresql.insert(slots)),
+}
 # After a claim leased items of a lane, the lane still has items (those at least): its head
 # is read and written by one statement.
 _HEAD_OF = (
@@ -381,6 +395,7 @@ def _limits(lane_row: Any) -> tuple[Limit, ...]:
 class _Room:
     items: int  # how many items of the lane may take a slot of every key now
     tightest: str | None  # the key that allows no more than that (None: the budget did)
+    tightest_empty: bool = False  # that key had no live slot: filled, all its slots are ours
 
 
 def _claim_lane(
@@ -407,8 +422,10 @@ def _claim_lane(
     filled = room.tightest if len(claimed) == room.items else None
     if claimed and filled is None:
         _MOVE_HEAD.run(conn, {"b_lane": lane})
-    else:
-        _refresh_lane(conn, lane, park_on=filled, now=now)  # set right, parked, or removed
+        return claimed
+    # a key filled by this claim alone: its earliest slot ends when these leases do
+    ends = now + lease if filled is not None and room.tightest_empty else None
+    _refresh_lane(conn, lane, park_on=filled, now=now, slot_end=ends)  # set, parked, or removed
     return claimed
 
 
@@ -416,7 +433,7 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
     """Every key's slots are counted under its lock, keys in one fixed order (by hash), so
     claimers needing overlapping keys never wait for each other in a cycle; a slot of every
     key is taken in the same transaction, or none."""
-    room, tightest = budget, None
+    room, tightest, empty = budget, None, False
     sizes = capacity.sizes(conn, [limit.capacity for limit in limits if limit.capacity])
     for key, declared, capacity_id in sorted(limits):
         size = sizes.get(capacity_id, declared)  # the stored capacity, if any, holds
@@ -424,13 +441,14 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
             continue
         if not dialect.try_lock(conn, dialect.SLOT_KEY, key):
             return _Room(0, None)  # another process is counting this key: look again soon
-        free = size - in_use(conn, key, now)
+        used = in_use(conn, key, now)
+        free = size - used
         if free <= 0:
             _park(conn, lane, key, now)
             return _Room(0, None)
         if free <= room:  # claiming `room` items fills this key
-            room, tightest = free, key
-    return _Room(room, tightest)
+            room, tightest, empty = free, key, used == 0
+    return _Room(room, tightest, empty)
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
@@ -466,9 +484,10 @@ def _lease(
     token = _new_token()
     until = now + lease
     _LEASE.run(conn, {"b_id": row.id, "b_until": until, "b_token": token, "b_now": now})
-    for key in keys:
-        _DELETE_SLOT.run(conn, {"b_key": key, "b_id": row.id})
-        _INSERT_SLOT.run(conn, {"key_hash": key, "item_id": row.id, "expires_at": until})
+    if keys:
+        take = _TAKE_SLOT[conn.dialect.name]
+        for key in keys:
+            take.run(conn, {"key_hash": key, "item_id": row.id, "expires_at": until})
     return Claimed(
         id=row.id,
         kind=row.kind,
@@ -484,7 +503,15 @@ def _lease(
     )
 
 
-def _refresh_lane(conn: Connection, lane: str, park_on: str | None = None, now: int = 0) -> None:
+def _refresh_lane(
+    conn: Connection,
+    lane: str,
+    park_on: str | None = None,
+    now: int = 0,
+    slot_end: int | None = None,
+) -> None:
+    """Set the lane's head from its items, parked on `park_on` if given (until `slot_end`, when
+    the caller knows when that key's earliest slot ends); removed if it has none."""
     if dialect.is_postgres(conn):
         # Lock the lane first: an enqueue into it waits, or sees it deleted and creates it anew
         # (SQLite's single writer already serializes them).
@@ -500,7 +527,7 @@ def _refresh_lane(conn: Connection, lane: str, park_on: str | None = None, now: 
         "blocked_on": park_on,
     }
     if park_on is not None:
-        values["next_at"] = _slot_end(conn, park_on, now)
+        values["next_at"] = slot_end if slot_end is not None else _slot_end(conn, park_on, now)
     _UPDATE_LANE_HEAD.run(conn, values)
 
 

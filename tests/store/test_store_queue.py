@@ -391,6 +391,22 @@ def test_a_full_lane_is_parked_on_its_key_and_not_scanned(store: Store) -> None:
     assert nxt.payload == {} and nxt.lane == "lane-a"
 
 
+def test_a_claim_that_fills_a_key_parks_the_lane_until_the_key_s_earliest_slot_ends(
+    store: Store,
+) -> None:
+    # a key nobody held: every slot is this claim's, so the lane looks again when they end
+    enqueue(store, *(new_item("lane-a", score=i, limits=((K1, 2),)) for i in range(3)))
+    assert len(claim(store, now=50)) == 2
+    assert lane_row(store, "lane-a") == (50 + LEASE, 2, K1)
+    # a key another lane holds a slot of, ending earlier: the lane looks again then
+    enqueue(store, new_item("lane-b", limits=((K2, 2),)))
+    [held] = claim(store, now=0, max_items=1)
+    enqueue(store, *(new_item("lane-c", score=10 + i, limits=((K2, 2),)) for i in range(2)))
+    assert [c.lane for c in claim(store, now=60)] == ["lane-c"]
+    assert lane_row(store, "lane-c") == (LEASE, 11, K2)
+    assert in_use(store, K2, 60) == 2 and held.lane == "lane-b"
+
+
 def test_freeing_a_shared_key_wakes_the_lanes_parked_on_it(store: Store) -> None:
     enqueue(store, new_item("lane-a", limits=((K1, 1),)))
     [held] = claim(store, now=0)
