@@ -74,7 +74,8 @@ async def batched(ctx: inngest.Context) -> list[Any]:
     singleton=inngest.Singleton(mode="skip", key="event.data.k"),
 )
 async def single(ctx: inngest.Context) -> str:
-    await ctx.step.sleep("hold", S)
+    # long enough that a loaded machine cannot end the holder before the test's next event
+    await ctx.step.sleep("hold", 3 * S)
     return "held"
 
 

@@ -60,7 +60,8 @@ async def batched(ctx: Context) -> list[Any]:
 
 @weir.function("single", event="t/single", singleton=Singleton("skip", key="event.data.k"))
 async def single(ctx: Context) -> str:
-    await ctx.step.sleep("hold", "1s")
+    # long enough that a loaded machine cannot end the holder before the test's next event
+    await ctx.step.sleep("hold", "3s")
     return "held"
 
 
