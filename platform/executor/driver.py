@@ -10,6 +10,7 @@ import itertools
 import json
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -134,6 +135,7 @@ class Driver:
         self._events: dict[str, list[Event]] = {}
         self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
         self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+        self._keeping = threading.Lock()
 
     def remember_events(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
         """The trigger events of runs just created (committed): their first call need not read
@@ -160,12 +162,15 @@ class Driver:
         dict is written here; the event loop pops from it. `created`: the trigger events of
         runs the same transaction created, which need not be read back; `run`: an item's run
         as the same transaction left it, which need not be read back either."""
+        states = {}
         for item in items:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
                 known = self._events.get(item.run_id) or _plain(created, item.run_id)
-                self._prefetched[item.id] = load_call_state(conn, item.run_id, known, run)
-        while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
-            self._prefetched.pop(next(iter(self._prefetched)))
+                states[item.id] = load_call_state(conn, item.run_id, known, run)
+        with self._keeping:  # PostgreSQL has several writer threads: one changes the dict at a time
+            self._prefetched.update(states)
+            while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
+                self._prefetched.pop(next(iter(self._prefetched)))
 
     async def abort_cancelled(self) -> None:
         """Abort the requests of runs cancelled where `abort` was not told: by another
@@ -212,9 +217,10 @@ class Driver:
     async def _state(self, item: q.Claimed) -> CallState | None:
         run_id = item.run_id or ""
         known = self._events.get(run_id)
-        if item.id in self._prefetched:
-            state = self._prefetched.pop(item.id)
-        else:
+        with self._keeping:
+            prefetched = item.id in self._prefetched
+            state = self._prefetched.pop(item.id, None)
+        if not prefetched:
             state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         return state
 

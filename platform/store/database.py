@@ -1,4 +1,4 @@
-"""Connections and transactions: one writer thread with group commit, pooled readers.
+"""Connections and transactions: writer threads (one with group commit on SQLite), pooled readers.
 
 Every state change is a plain function over a SQLAlchemy `Connection`, run whole inside a
 transaction. SQLite allows one writer at a time and each commit costs an fsync, so writes go
@@ -6,9 +6,10 @@ to a single thread that takes every job waiting, runs each under its own SAVEPOI
 job rolls back alone) and commits them together: one fsync acknowledges many transitions. A
 job found alone runs in a transaction of its own, without the savepoint.
 
-PostgreSQL (psycopg 3) takes the same path, one job per transaction: several processes each
-run their own writer, and a job that lost a race to another process (deadlock, serialization
-failure, a duplicate first insert) is rolled back and run again afresh.
+PostgreSQL (psycopg 3) takes the same path, one job per transaction, on PG_WRITERS threads
+per process: several writers (of this process and of others) run at once, and a job that lost
+a race to another writer (deadlock, serialization failure, a duplicate first insert) is rolled
+back and run again afresh.
 """
 
 import asyncio
@@ -33,6 +34,10 @@ MAX_GROUP = 256  # jobs per physical commit (SQLite)
 # On PostgreSQL a group would hold every job's row and advisory locks until the last job is
 # done, and other processes' writers wait on them (or deadlock): each job commits on its own.
 PG_GROUP = 1
+# SQLite takes one writer at a time. On PostgreSQL a transaction spends most of its time waiting
+# for the server's answers, statement after statement: several writers (each with its own
+# connection) overlap those waits, as several processes would, with the same lost-race retries.
+PG_WRITERS = 4
 WRITER = "weir_writer"
 RETRIES = 5  # runs of a job that keeps losing races to other processes
 JOB_SAVEPOINT = "weir_job"  # each job of a group runs under it, so a failing job rolls back alone
@@ -105,8 +110,13 @@ class Database:
         # SQLite: the log is folded into the file by a thread of its own (store/checkpoint.py)
         self.checkpointer = Checkpointer(engine) if sqlite else None
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._write_loop, name="weir-writer", daemon=True)
-        self._writer.start()
+        count = 1 if sqlite else PG_WRITERS
+        self._writers = [
+            threading.Thread(target=self._write_loop, name=f"weir-writer-{i}", daemon=True)
+            for i in range(count)
+        ]
+        for writer in self._writers:
+            writer.start()
 
     async def write(self, job: Job[T]) -> T:
         pending = _Pending(job)
@@ -128,8 +138,10 @@ class Database:
             return job(conn)
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._writer.join(timeout=10)
+        for _ in self._writers:
+            self._jobs.put(None)  # one each: a writer stops at the first it takes
+        for writer in self._writers:
+            writer.join(timeout=10)
         if self.checkpointer is not None:
             self.checkpointer.stop()
         self.engine.dispose()
