@@ -111,11 +111,11 @@ class Database:
         self.checkpointer = Checkpointer(engine) if sqlite else None
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         count = 1 if sqlite else PG_WRITERS
-        self._writers = [
+        self.writers = [
             threading.Thread(target=self._write_loop, name=f"weir-writer-{i}", daemon=True)
             for i in range(count)
         ]
-        for writer in self._writers:
+        for writer in self.writers:
             writer.start()
 
     async def write(self, job: Job[T]) -> T:
@@ -138,9 +138,9 @@ class Database:
             return job(conn)
 
     def close(self) -> None:
-        for _ in self._writers:
+        for _ in self.writers:
             self._jobs.put(None)  # one each: a writer stops at the first it takes
-        for writer in self._writers:
+        for writer in self.writers:
             writer.join(timeout=10)
         if self.checkpointer is not None:
             self.checkpointer.stop()

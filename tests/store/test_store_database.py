@@ -1,4 +1,5 @@
-"""Database: one writer thread commits groups of jobs, each job under its own savepoint."""
+"""Database: writer threads (one on SQLite, committing groups of jobs each under its own
+savepoint; several on PostgreSQL, one job per transaction), and readers beside them."""
 
 import asyncio
 import threading
@@ -9,9 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import DBAPIError
+from weir.platform.store.database import PG_WRITERS, Database, make_engine
 from weir.platform.store.schema import gate_state
 
-from tests.support.backends import ONLY_SQLITE
+from tests.support.backends import ONLY_POSTGRESQL, ONLY_SQLITE
 from tests.support.store_kit import Store
 
 # Group commit is SQLite's: on PostgreSQL every job commits alone (no cross-process lock waits
@@ -224,3 +226,61 @@ def test_a_base_exception_in_a_job_alone_reaches_its_caller_and_the_writer_goes_
         store.write(fatal)
     assert keys_in(store) == []
     assert store.write(put("after")) == "after"
+
+
+# -- writers -----------------------------------------------------------------------------------
+
+
+def _waits_for(flag: threading.Event) -> Callable[[Connection], bool]:
+    def job(conn: Connection) -> bool:
+        conn.execute(insert(gate_state).values(gate="t", key_hash="waiting", state="{}"))
+        return flag.wait(WAIT_S)
+
+    return job
+
+
+def _sets(flag: threading.Event) -> Callable[[Connection], str]:
+    def job(conn: Connection) -> str:
+        flag.set()
+        return put("setter")(conn)
+
+    return job
+
+
+@ONLY_POSTGRESQL
+def test_on_postgresql_a_job_runs_while_an_earlier_one_waits(store: Store) -> None:
+    """Several writers: a job waiting (here on a flag; in life on the server's answers) does
+    not hold the jobs queued after it, and each commits on its own."""
+    flag = threading.Event()
+    with ThreadPoolExecutor(2) as pool:
+        waiting = pool.submit(store.write, _waits_for(flag))
+        setter = pool.submit(store.write, _sets(flag))
+        assert setter.result(WAIT_S) == "setter"
+        assert waiting.result(WAIT_S) is True  # the flag came from the later job
+    assert keys_in(store) == ["setter", "waiting"]
+
+
+@GROUPED
+async def test_on_sqlite_one_writer_takes_the_jobs_in_the_order_they_came(store: Store) -> None:
+    order: list[str] = []
+
+    def job(name: str) -> Callable[[Connection], str]:
+        def run(conn: Connection) -> str:
+            order.append(name)
+            return put(name)(conn)
+
+        return run
+
+    names = [f"k{i:02}" for i in range(20)]
+    assert await asyncio.gather(*(store.db.write(job(n)) for n in names)) == names
+    assert order == names
+    assert len(store.db.writers) == 1
+
+
+def test_close_stops_every_writer(database_url: str) -> None:
+    db = Database(make_engine(database_url))
+    writers = list(db.writers)
+    assert all(w.is_alive() for w in writers)
+    assert len(writers) == (1 if database_url.startswith("sqlite") else PG_WRITERS)
+    db.close()
+    assert not any(w.is_alive() for w in writers)
