@@ -7,23 +7,23 @@ Two ways to find them, and neither alone is cheap everywhere:
   passing over only those ahead of them that are not due: lanes in flight and, rarely, many
   lanes parked on a full key.
 
-SQLite takes the walk by head score, bounded to the first WINDOW lanes, and the sort by due
-time only when the walk found fewer than it wanted (then few lanes are due, or the window was
-all lanes not due). The walk's result is exact: every due lane with a lower head score than
-those found lies within the window. PostgreSQL keeps one statement, which also skips the
-lanes other processes' claimers hold; its planner chooses between the indexes from its
-statistics.
+SQLite takes the walk by head score, bounded to the first WINDOW lanes in the index's order
+(head score, due time, lane: a total order, so lanes sharing a score cannot stretch the walk),
+and the sort by due time only when the walk found fewer than it wanted (then few lanes are
+due, or the window was all lanes not due). The walk's result is exact: every due lane with a
+lower head score than those found lies within the window. PostgreSQL keeps one statement,
+which also skips the lanes other processes' claimers hold; its planner chooses between the
+indexes from its statistics.
 """
 
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import ColumnClause, Connection, Select, bindparam, func, literal_column, select
+from sqlalchemy import ColumnClause, Connection, Select, bindparam, literal_column, select, tuple_
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import lanes
 
 WINDOW = 256  # lanes the walk by head score passes at most (lanes in flight are among them)
-_MAX_SCORE = 2**63 - 1
 # `col + 0` keeps SQLite from using an index on `col` for a term or an ordering
 _ZERO: ColumnClause[int] = literal_column("0")
 
@@ -33,21 +33,20 @@ def _p(name: str) -> Any:
 
 
 _COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score)
-_BOUND = func.coalesce(
-    select(lanes.c.head_score)
-    .order_by(lanes.c.head_score)
-    .limit(1)
-    .offset(_p("window"))
-    .scalar_subquery(),
-    _MAX_SCORE,
-)
-# the walk: by head score up to the window's last lane, the due time read from the same index
+# The index's order, made total by the lane's name: many lanes may share a head score and a
+# due time (a batch of events admitted in one transaction, parked on one full key).
+_ORDER = (lanes.c.head_score, lanes.c.next_at, lanes.c.lane)
+# the window's last lane: the WINDOW + 1st in that order, read from the index alone
+_BOUND = select(*_ORDER).order_by(*_ORDER).limit(1).offset(_p("window"))
+_DUE = lanes.c.next_at + _ZERO <= _p("now")  # read from the walked index, not a range on it
+# the walk: in head score order up to the window's last lane, stopping at the first due ones
 _WALK = (
     select(*_COLUMNS)
-    .where(lanes.c.head_score <= _BOUND, lanes.c.next_at + _ZERO <= _p("now"))
+    .where(tuple_(*_ORDER) <= tuple_(_p("score"), _p("next"), _p("lane")), _DUE)
     .order_by(lanes.c.head_score)
     .limit(_p("limit"))
 )
+_WALK_ALL = select(*_COLUMNS).where(_DUE).order_by(lanes.c.head_score).limit(_p("limit"))
 # the sort: every due lane by due time, then sorted (`+ 0`: not walked by head score)
 _SORT = (
     select(*_COLUMNS)
@@ -62,15 +61,20 @@ _ONE_STATEMENT = (
     .limit(_p("limit"))
     .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
 )
-_FAST = {query: Fast(query) for query in (_WALK, _SORT, _ONE_STATEMENT)}
+_BOUND_FAST = Fast(_BOUND)
+_FAST = {query: Fast(query) for query in (_WALK, _WALK_ALL, _SORT, _ONE_STATEMENT)}
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
     """Up to `limit` due lanes (rows of `lane`, `limits`, `head_score`), lowest head score
     first, passing over the lanes in `skip`."""
-    params = {"b_now": now, "b_limit": limit, "b_window": WINDOW}
+    params: dict[str, Any] = {"b_now": now, "b_limit": limit}
     if conn.dialect.name != "sqlite":
         return _run(conn, _ONE_STATEMENT, params, skip)
+    bound = _BOUND_FAST.first(conn, {"b_window": WINDOW})
+    if bound is None:  # no more lanes than the window: the walk sees every one
+        return _run(conn, _WALK_ALL, params, skip)
+    params.update(b_score=bound.head_score, b_next=bound.next_at, b_lane=bound.lane)
     found = _run(conn, _WALK, params, skip)
     if len(found) >= limit:
         return found

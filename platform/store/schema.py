@@ -186,7 +186,7 @@ lanes = Table(
     Column("blocked_on", KEY, nullable=True, index=True),
     Column("limits", Text, nullable=False, server_default="[]"),  # JSON [[key_hash, limit]]
     Index("ix_lanes_next", "next_at", "head_score"),
-    Index("ix_lanes_score", "head_score", "next_at"),  # a claim's walk (store/due_lanes.py)
+    Index("ix_lanes_score", "head_score", "next_at", "lane"),  # a claim's walk (due_lanes.py)
 )
 
 # One row per executing item per concurrency key; expired rows no longer count.

@@ -54,6 +54,21 @@ def test_due_lanes_beyond_a_window_of_lanes_not_due_are_found(store: Store) -> N
     assert len(_found(store, parked + due, 5)) == 3
 
 
+def test_lanes_sharing_a_head_score_and_a_due_time_do_not_hide_the_due_ones(
+    store: Store,
+) -> None:
+    """A batch admitted in one transaction and parked on one full key: one score, one due
+    time, for more lanes than the window holds."""
+    parked = [(f"parked{i:04}", NOW + 30_000, 7) for i in range(3 * d.WINDOW)]
+    due = [("due-same-score", NOW, 7), ("due-later-score", NOW - 1, 8)]
+    _put(store, parked + due)
+    assert _found(store, parked + due, 1) == [(7, "due-same-score")]
+    assert _found(store, parked + due, 5) == [(7, "due-same-score"), (8, "due-later-score")]
+    tied_due = [(f"tied{i:04}", NOW, 7) for i in range(3 * d.WINDOW)]
+    _put(store, tied_due)
+    assert len(_found(store, tied_due, 300)) == 300
+
+
 def test_a_lane_due_exactly_now_is_due_and_one_due_later_is_not(store: Store) -> None:
     rows = [("now", NOW, 5), ("later", NOW + 1, 1)]
     _put(store, rows)
