@@ -62,6 +62,12 @@ _ONE_STATEMENT = (
     .with_for_update(skip_locked=True)  # another process's claimer has these: skip them
 )
 _BOUND_FAST = Fast(_BOUND)
+_FIRST_DUE_SCORE = Fast(
+    select(lanes.c.head_score)
+    .where(lanes.c.next_at <= _p("now"))
+    .order_by(lanes.c.head_score)
+    .limit(1)
+)
 _FAST = {query: Fast(query) for query in (_WALK, _WALK_ALL, _SORT, _ONE_STATEMENT)}
 
 
@@ -83,9 +89,14 @@ def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()
 
 def due_before(conn: Connection, now: int, score: int) -> bool:
     """Whether a due lane's head has a head score of `score` or lower: work that a claim
-    would take before an item of that score."""
-    first = due_lanes(conn, now, 1)
-    return bool(first) and int(first[0].head_score) <= score
+    would take before an item of that score. Only a look: on PostgreSQL no lane is locked
+    (another process's claimer may take it meanwhile)."""
+    if conn.dialect.name == "sqlite":
+        first = due_lanes(conn, now, 1)
+        lowest = first[0].head_score if first else None
+    else:
+        lowest = _FIRST_DUE_SCORE.scalar(conn, {"b_now": now})
+    return lowest is not None and int(lowest) <= score
 
 
 def _run(

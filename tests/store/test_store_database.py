@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from weir.platform.store.database import PG_WRITERS, Database, make_engine
 from weir.platform.store.schema import gate_state
 
-from tests.support.backends import ONLY_POSTGRESQL, ONLY_SQLITE
+from tests.support.backends import ONLY_SQLITE
 from tests.support.store_kit import Store
 
 # Group commit is SQLite's: on PostgreSQL every job commits alone (no cross-process lock waits
@@ -229,35 +229,6 @@ def test_a_base_exception_in_a_job_alone_reaches_its_caller_and_the_writer_goes_
 
 
 # -- writers -----------------------------------------------------------------------------------
-
-
-def _waits_for(flag: threading.Event) -> Callable[[Connection], bool]:
-    def job(conn: Connection) -> bool:
-        conn.execute(insert(gate_state).values(gate="t", key_hash="waiting", state="{}"))
-        return flag.wait(WAIT_S)
-
-    return job
-
-
-def _sets(flag: threading.Event) -> Callable[[Connection], str]:
-    def job(conn: Connection) -> str:
-        flag.set()
-        return put("setter")(conn)
-
-    return job
-
-
-@ONLY_POSTGRESQL
-def test_on_postgresql_a_job_runs_while_an_earlier_one_waits(store: Store) -> None:
-    """Several writers: a job waiting (here on a flag; in life on the server's answers) does
-    not hold the jobs queued after it, and each commits on its own."""
-    flag = threading.Event()
-    with ThreadPoolExecutor(2) as pool:
-        waiting = pool.submit(store.write, _waits_for(flag))
-        setter = pool.submit(store.write, _sets(flag))
-        assert setter.result(WAIT_S) == "setter"
-        assert waiting.result(WAIT_S) is True  # the flag came from the later job
-    assert keys_in(store) == ["setter", "waiting"]
 
 
 @GROUPED

@@ -36,8 +36,8 @@ def _found(store: Store, rows: list[tuple[str, int, int]], limit: int) -> list[t
 
 
 def test_lanes_in_flight_ahead_of_the_due_ones_are_passed_over(store: Store) -> None:
-    in_flight = [(f"busy{i:03}", NOW + 30_000, i) for i in range(100)]
-    due = [(f"due{i:03}", NOW - 5, 1_000 + i) for i in range(50)]
+    in_flight = [(f"busy{i:03}", NOW + 30_000, i) for i in range(d.WINDOW // 2)]
+    due = [(f"due{i:03}", NOW - 5, 1_000 + i) for i in range(d.WINDOW)]  # the window is bound
     _put(store, in_flight + due)
     assert _found(store, in_flight + due, 3) == [
         (1_000, "due000"),

@@ -94,7 +94,7 @@ def leave(tx: Tx, run: Run) -> None:
         nxt = run_records.get_run(tx.conn, handoff.run_id)
         if nxt is not None and not nxt.ended:
             start_at = max(handoff.start_at, tx.now)
-            if _hands_over(tx, run, nxt):
+            if _hands_over(tx, run, nxt, start_at, handoff.payload):
                 tx.continue_run = nxt.id
             enqueue_call(
                 tx,
@@ -112,14 +112,18 @@ def leave(tx: Tx, run: Run) -> None:
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 
 
-def _hands_over(tx: Tx, ended: Run, nxt: Run) -> bool:
+def _hands_over(tx: Tx, ended: Run, nxt: Run, start_at: int, payload: object) -> bool:
     """Whether the worker that ended the lane's holder makes the next holder's first call,
-    leased in this commit with no claim in between: only if it takes a next item at all, and
-    no due work would be claimed before this one (older or as old)."""
+    leased in this commit with no claim in between: only if it takes a next item at all, the
+    call could be leased so (due now, no slot or start check to take: `runs._continues`), and
+    no due work would be claimed before it (older or as old)."""
     return (
         tx.takes_next
         and tx.continue_run == ended.id
         and tx.continued is None
+        and start_at <= tx.now
+        and not nxt.limits
+        and not payload
         and not due_lanes.due_before(tx.conn, tx.now, nxt.score)
     )
 
