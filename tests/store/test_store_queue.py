@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from sqlalchemy import bindparam, text
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database, make_engine
 
@@ -109,6 +110,27 @@ def test_one_claim_at_a_time_takes_the_lowest_score_first(store: Store) -> None:
     taken = [claim(store, now=0, max_items=1)[0].step_id for _ in range(3)]
     assert taken == ["s1", "s2", "s3"]
     assert claim(store, now=0) == []
+
+
+@pytest.mark.parametrize("score", ["distinct", "shared"])
+def test_items_deferred_ahead_of_the_window_do_not_hide_the_due_ones(
+    store: Store, score: str
+) -> None:
+    """A throttle defers items and they keep their score: a lane may hold more items not due
+    ahead of its due ones than a claim's first look covers (q.ITEMS_WINDOW)."""
+    n = 2 * q.ITEMS_WINDOW + 10
+    ids = enqueue(store, *(new_item(score=i if score == "distinct" else 0) for i in range(n)))
+    deferred = ids[: q.ITEMS_WINDOW + 5]
+    store.write(
+        lambda c: c.execute(
+            text("UPDATE queue SET available_at = 10000 WHERE id IN :ids").bindparams(
+                bindparam("ids", expanding=True)
+            ),
+            {"ids": deferred},
+        )
+    )
+    got = claim(store, now=0, max_items=3)
+    assert [c.id for c in got] == ids[q.ITEMS_WINDOW + 5 : q.ITEMS_WINDOW + 8]
 
 
 def test_items_not_yet_due_are_not_claimed(store: Store) -> None:
