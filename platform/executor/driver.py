@@ -167,7 +167,7 @@ class Driver:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
                 known = self._events.get(item.run_id) or _plain(created, item.run_id)
                 states[item.id] = load_call_state(conn, item.run_id, known, run)
-        with self._keeping:  # PostgreSQL has several writer threads: one changes the dict at a time
+        with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
             while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
                 self._prefetched.pop(next(iter(self._prefetched)))

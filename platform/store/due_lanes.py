@@ -19,17 +19,12 @@ indexes from its statistics.
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import ColumnClause, Connection, Select, bindparam, literal_column, select, tuple_
-from weir.platform.store.fast import Fast
+from sqlalchemy import Connection, Select, select, tuple_
+from weir.platform.store.fast import Fast, off_index
+from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes
 
 WINDOW = 256  # lanes the walk by head score passes at most (lanes in flight are among them)
-# `col + 0` keeps SQLite from using an index on `col` for a term or an ordering
-_ZERO: ColumnClause[int] = literal_column("0")
-
-
-def _p(name: str) -> Any:
-    return bindparam(f"b_{name}")
 
 
 _COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score)
@@ -38,7 +33,7 @@ _COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score)
 _ORDER = (lanes.c.head_score, lanes.c.next_at, lanes.c.lane)
 # the window's last lane: the WINDOW + 1st in that order, read from the index alone
 _BOUND = select(*_ORDER).order_by(*_ORDER).limit(1).offset(_p("window"))
-_DUE = lanes.c.next_at + _ZERO <= _p("now")  # read from the walked index, not a range on it
+_DUE = off_index(lanes.c.next_at) <= _p("now")  # read from the walked index, not a range on it
 # the walk: in head score order up to the window's last lane, stopping at the first due ones
 _WALK = (
     select(*_COLUMNS)
@@ -47,11 +42,11 @@ _WALK = (
     .limit(_p("limit"))
 )
 _WALK_ALL = select(*_COLUMNS).where(_DUE).order_by(lanes.c.head_score).limit(_p("limit"))
-# the sort: every due lane by due time, then sorted (`+ 0`: not walked by head score)
+# the sort: every due lane by due time, then sorted (not walked by head score)
 _SORT = (
     select(*_COLUMNS)
     .where(lanes.c.next_at <= _p("now"))
-    .order_by(lanes.c.head_score + _ZERO)
+    .order_by(off_index(lanes.c.head_score))
     .limit(_p("limit"))
 )
 _ONE_STATEMENT = (

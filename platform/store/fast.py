@@ -16,13 +16,26 @@ from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, bindparam, literal_column
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.base import Executable
+from sqlalchemy.sql.elements import ColumnElement
 
 _SQLITE_NAMED = sqlite.dialect(paramstyle="named")  # sqlite3 binds :name from a dict
+
+
+def param(name: str) -> Any:
+    """A statement's bind parameter, passed as `b_<name>`: the prefix keeps bind names apart
+    from column names, which UPDATE and INSERT would take them for."""
+    return bindparam(f"b_{name}")
+
+
+def off_index(column: Any) -> ColumnElement[Any]:
+    """`column + 0`: the same value, but SQLite takes no index on `column` for the term or
+    the ordering it appears in (a walk by another index, or a sort, is wanted there)."""
+    return column + literal_column("0")  # type: ignore[no-any-return]
 
 
 class _Compiled:

@@ -13,17 +13,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, func, insert, select, update
+from sqlalchemy import Connection, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.fast import Fast
+from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import fifo_lanes, fifo_members, queue
 from weir.platform.vocabulary import QueueKind
 
 LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
-
-
-def _p(name: str) -> Any:
-    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
 
 
 _JOIN_COLUMNS = ("lane", "key", "holder", "fence", "next_seq", "scope", "held_since", "queued")

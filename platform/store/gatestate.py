@@ -7,14 +7,10 @@ batched event reads and writes its gate's state, so these run for every such eve
 import json
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 from weir.platform.store.fast import Fast
+from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import gate_state
-
-
-def _p(name: str) -> Any:
-    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
-
 
 _THE_ROW = (gate_state.c.gate == _p("gate"), gate_state.c.key_hash == _p("key"))
 _LOAD_QUERY = select(gate_state.c.state, gate_state.c.expires_at).where(*_THE_ROW)

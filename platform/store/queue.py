@@ -36,11 +36,9 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Connection,
-    bindparam,
     case,
     delete,
     func,
-    literal_column,
     or_,
     select,
     update,
@@ -48,7 +46,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
 from weir.platform.store.due_lanes import due_lanes
-from weir.platform.store.fast import Fast
+from weir.platform.store.fast import Fast, off_index
+from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes, queue, slots
 
 TIMER_LANE = "~timers"
@@ -75,10 +74,6 @@ class Limit(NamedTuple):
 def limits_from_json(pairs: Any) -> tuple[Limit, ...]:
     """Lanes stored before capacities carry [key, limit] pairs; they read with no capacity."""
     return tuple(Limit(str(p[0]), int(p[1]), str(p[2]) if len(p) > 2 else "") for p in pairs)
-
-
-def _p(name: str) -> Any:
-    return bindparam(f"b_{name}")  # b_: bind names must not be column names in UPDATE/INSERT
 
 
 # Statements are built once: building a SQLAlchemy expression costs more than executing it.
@@ -151,21 +146,20 @@ _EARLIEST_SLOT_END = Fast(
     )
 )
 # A lane's due items in claim order. SQLite would take the index on (lane, available_at) and
-# sort every due item of the lane, for each claim: a cost that grows with the lane's backlog.
-# So it walks (lane, score, id) instead, bounded to the first ITEMS_WINDOW items (those in
-# flight, mostly), and sorts the due items only when the walk found fewer than wanted: items a
-# throttle deferred keep their score and wait at the front, not due (`+ 0` keeps the due-time
-# term off the index). PostgreSQL keeps one statement and its planner's choice.
+# sort every due item of the lane for each claim: a cost that grows with the lane's backlog.
+# So it looks at the first ITEMS_WINDOW items in claim order (those in flight, mostly), and
+# sorts the lane's due items only when those held fewer than wanted (items a throttle deferred
+# keep their score and wait at the front, not due). PostgreSQL keeps one statement and its
+# planner's choice.
 ITEMS_WINDOW = 64
 _ITEM_ORDER = (queue.c.score, queue.c.id)
-_DUE_ITEMS_QUERY = (
+_DUE_ITEMS = Fast(  # PostgreSQL
     select(queue)
     .where(queue.c.lane == _p("lane"), queue.c.available_at <= _p("now"))
     .order_by(*_ITEM_ORDER)
     .limit(_p("limit"))
     .with_for_update(skip_locked=True)  # e.g. an expired lease its old holder is finishing
 )
-_DUE_ITEMS = Fast(_DUE_ITEMS_QUERY)  # PostgreSQL
 # the first ITEMS_WINDOW items in claim order, read from the index alone: many share a score
 _FIRST_ITEMS = (
     select(queue.c.id).where(queue.c.lane == _p("lane")).order_by(*_ITEM_ORDER).limit(_p("window"))
@@ -182,7 +176,7 @@ _LANE_ITEMS_PAST = Fast(  # whether the lane holds more items than the window
 _DUE_ITEMS_SORT = Fast(
     select(queue)
     .where(queue.c.lane == _p("lane"), queue.c.available_at <= _p("now"))
-    .order_by(queue.c.score + literal_column("0"), queue.c.id)
+    .order_by(off_index(queue.c.score), queue.c.id)
     .limit(_p("limit"))
 )
 _LEASE = Fast(
