@@ -11,6 +11,7 @@ execute at once: a timer looks again when the call's lease ends.
 """
 
 from dataclasses import replace
+from typing import Any
 
 from weir.expressions import key_hash
 from weir.platform.functions import Lane
@@ -112,7 +113,7 @@ def leave(tx: Tx, run: Run) -> None:
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 
 
-def _hands_over(tx: Tx, ended: Run, nxt: Run, start_at: int, payload: object) -> bool:
+def _hands_over(tx: Tx, ended: Run, nxt: Run, start_at: int, payload: dict[str, Any]) -> bool:
     """Whether the worker that ended the lane's holder makes the next holder's first call,
     leased in this commit with no claim in between: only if it takes a next item at all, the
     call could be leased so (due now, no slot or start check to take: `runs._continues`), and
