@@ -5,14 +5,13 @@ own ledger (and, for lanes, the app's fsync'd journal beside it).
   given go up in the order the events were sent; no run of a lane started before the one
   before it had ended (the store's start and end times), and no two runs' step bodies ran at
   once (the app's journal); nothing is left holding or queued in `fifo_lanes`/`fifo_members`.
-- Meters: every authorization a meter gave is a row of `rolling_log` (its number and time).
-  Rows leave the log only once older than the window, so a watcher reading the log more often
-  than that sees every one; the audit then checks that no window of the meter's length ever
-  held more than its limit, and that the log holds at least one authorization per started run.
+- Meters: every authorization a meter gave is a row of `rolling_log` (its number and time),
+  copied as it is inserted (`LedgerCopy`); the audit checks that no window of the meter's
+  length ever held more than its limit, and that there is at least one authorization per
+  started run.
 """
 
 import json
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -25,41 +24,54 @@ from tests.integration.certification_audit import Load, open_work
 from tests.integration.harness import AppServer, store_rows
 
 LANED = "cap/laned"
-POLL_S = 0.2  # well under the 1 s window: no authorization leaves the log unseen
 
 
-class LedgerWatcher(threading.Thread):
-    """Reads every rolling-window authorization from the store while the load runs."""
+class LedgerCopy:
+    """Every rolling-window authorization the store commits, copied by the database itself.
+
+    A trigger on `rolling_log` inserts each new row into a table of the audit's own, in the
+    same transaction: an authorization rolled back is not copied, one committed always is,
+    however soon a later charge prunes it from the log. (A watcher polling the log missed
+    authorizations whose claim committed late in their window: pruned before its next look.)
+    """
+
+    TABLE = "cert_rolling_copy"
 
     def __init__(self, url: str) -> None:
-        super().__init__(daemon=True)
         self.url = url
-        self.entries: set[tuple[str, int, int]] = set()  # scope hash, number, ms
-        self.polls = 0
-        self._halt = threading.Event()
 
-    def run(self) -> None:
+    def install(self) -> None:
         engine = create_engine(self.url)
         try:
-            while not self._halt.is_set():
-                self._poll(engine)
-                self._halt.wait(POLL_S)
-            self._poll(engine)
+            with engine.begin() as conn:
+                for statement in _copy_ddl(conn.dialect.name):
+                    conn.execute(text(statement))
         finally:
             engine.dispose()
 
-    def _poll(self, engine: Any) -> None:
-        try:
-            with engine.connect() as conn:
-                rows = conn.execute(text("SELECT scope_hash, seq, at_ms FROM rolling_log"))
-                self.entries.update((str(h), int(n), int(at)) for h, n, at in rows)
-            self.polls += 1
-        except Exception:  # a busy or restarting store: read again next time
-            return
+    def entries(self) -> set[tuple[str, int, int]]:
+        """Scope hash, number and time of every authorization given since `install`."""
+        rows = store_rows(self.url, f"SELECT scope_hash, seq, at_ms FROM {self.TABLE}")
+        return {(str(h), int(n), int(at)) for h, n, at in rows}
 
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
+
+def _copy_ddl(dialect: str) -> list[str]:
+    table = LedgerCopy.TABLE
+    columns = "scope_hash TEXT NOT NULL, seq BIGINT NOT NULL, at_ms BIGINT NOT NULL"
+    create = f"CREATE TABLE {table} ({columns})"
+    copy = f"INSERT INTO {table} VALUES (NEW.scope_hash, NEW.seq, NEW.at_ms)"
+    if dialect == "sqlite":
+        trigger = f"CREATE TRIGGER {table} AFTER INSERT ON rolling_log BEGIN {copy}; END"
+        return [create, trigger]
+    function = (
+        f"CREATE FUNCTION {table}() RETURNS trigger LANGUAGE plpgsql AS "
+        f"$$ BEGIN {copy}; RETURN NEW; END $$"
+    )
+    trigger = (
+        f"CREATE TRIGGER {table} AFTER INSERT ON rolling_log "
+        f"FOR EACH ROW EXECUTE FUNCTION {table}()"
+    )
+    return [create, function, trigger]
 
 
 @dataclass

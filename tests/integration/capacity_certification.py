@@ -8,7 +8,7 @@ store's ledger (capacity_audit.py). Same cluster, killer and drain as the rules 
 from pathlib import Path
 from typing import Any
 
-from tests.integration.capacity_audit import CapacityFigures, LedgerWatcher, audit_capacity
+from tests.integration.capacity_audit import CapacityFigures, LedgerCopy, audit_capacity
 from tests.integration.certification import AppSpec, Killer, cluster, drain, drive
 
 CAPACITY_APP = AppSpec("tests.integration.apps.weir_capacity", "capacity", "cap/probe")
@@ -22,15 +22,12 @@ def certify_capacity(
 ) -> CapacityFigures:
     """Load, kill, drain, audit: the whole capacity certification on one backend."""
     with cluster(tmp, backend, CAPACITY_APP) as running:
-        watcher = LedgerWatcher(running.database_url)
-        watcher.start()
-        try:
-            load = drive(running, seconds, kill_every, _batch)
-            drain(running, drain_s)
-        finally:
-            watcher.stop()
+        ledger = LedgerCopy(running.database_url)
+        ledger.install()
+        load = drive(running, seconds, kill_every, _batch)
+        drain(running, drain_s)
         url, app = running.database_url, running.app
-        return audit_capacity(url, app, load, watcher.entries, backend, seconds)
+        return audit_capacity(url, app, load, ledger.entries(), backend, seconds)
 
 
 def _batch(tick: int, killer: Killer) -> list[dict[str, Any]]:
