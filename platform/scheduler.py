@@ -237,7 +237,7 @@ class Scheduler:
         # writer that can be a second earlier, and a throttle judged at a stale time lets
         # starts that waited in the queue go out together.
         now = self._claimed_at = self.clock.now_ms()
-        claimed = q.claim(conn, now, free, self.lease_ms, skip)
+        claimed = q.claim(conn, now, free, self.lease_ms, skip, self.clock.now_ms)
         if claimed and self.prefetch is not None:
             self.prefetch(conn, claimed)
         return claimed, q.next_due(conn, skip)

@@ -97,7 +97,15 @@ class Platform:
         self.ready = False
 
     def make_tx(self, conn: Connection) -> Tx:
-        return Tx(conn, self.clock.now_ms(), self.registry, self.rng, self.settings.retry_delay_ms)
+        clock = self.clock
+        return Tx(
+            conn,
+            clock.now_ms(),
+            self.registry,
+            self.rng,
+            self.settings.retry_delay_ms,
+            clock.now_ms,
+        )
 
     async def write(self, job: Callable[[Tx], T]) -> T:
         """Run a transition in one transaction; wake the scheduler if it queued work."""

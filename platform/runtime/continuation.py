@@ -37,7 +37,7 @@ def apply_answer(
     finish_hooks.settle(tx)
     if tx.continued is not None or not take_next:
         return tx.continued
-    nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip)), None)
+    nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip, tx.clock)), None)
     if nxt is not None:
         tx.claimed_here([nxt])
     return nxt
@@ -54,6 +54,6 @@ def take_due(
     and a start dated before the wait would precede the end it waited for."""
     if tx.enqueued == 0 or size <= 0:
         return []
-    claimed = q.claim(tx.conn, max(now, tx.now), size, lease_ms, skip)
+    claimed = q.claim(tx.conn, max(now, tx.now), size, lease_ms, skip, tx.clock)
     tx.claimed_here(claimed)
     return claimed

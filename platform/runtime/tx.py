@@ -1,6 +1,7 @@
 """The context every state transition runs in: one connection inside one transaction."""
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ class Tx:
     registry: Registry
     rng: random.Random = field(default_factory=random.Random)
     retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
+    clock: Callable[[], int] | None = None  # the time now, for claims made here (queue.claim)
     enqueued: int = 0  # items added: the scheduler is woken after the commit
     added_ids: list[int] = field(default_factory=list)  # of the items added, where known
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit

@@ -35,9 +35,9 @@ MAX_GROUP = 256  # jobs per physical commit (SQLite)
 # done, and other processes' writers wait on them (or deadlock): each job commits on its own.
 PG_GROUP = 1
 # Writer threads per process on PostgreSQL. Four overlapped the waits for the server's answers
-# (1.8x the runs/s of one process), but the capacity certification then found 40 of a meter's
-# 960 started runs missing from its ledger, never seen with one writer: one until the cause is
-# found and the ledger is shown exact with several.
+# (1.8x the runs/s of one process), but contend for each meter's lock: a 100/s meter under
+# bursts then peaked at 88 starts in a second. (The ledger gap once blamed on them was the
+# audit's: a watcher polling rolling_log missed authorizations a slow claim committed late.)
 PG_WRITERS = 1
 WRITER = "weir_writer"
 RETRIES = 5  # runs of a job that keeps losing races to other processes

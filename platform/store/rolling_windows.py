@@ -91,6 +91,11 @@ def payload(scopes: list[Scope]) -> dict[str, Any]:
     return {PAYLOAD_KEY: [to_json(scope) for scope in scopes]} if scopes else {}
 
 
+def charges(item_payload: dict[str, Any], also: Sequence[Scope] = ()) -> bool:
+    """Whether starting this item takes an authorization (a window of its own, or `also`)."""
+    return bool(also) or bool(item_payload.get(PAYLOAD_KEY))
+
+
 def check(
     conn: Connection,
     row: Any,
@@ -102,9 +107,9 @@ def check(
     """Decide a due item: every window (its own, and `also`: a throttle's period window) has
     room, then `then` (the throttle) decides, and the windows are charged only if it lets the
     start go; else the item is deferred."""
-    specs = item_payload.get(PAYLOAD_KEY) or []
-    if not specs and not also:
+    if not charges(item_payload, also):
         return then(conn, row, item_payload, now)
+    specs = item_payload.get(PAYLOAD_KEY) or []
     declared = {spec["hash"]: Scope(**spec) for spec in specs}
     scopes = sorted([*declared.values(), *also], key=_by_hash)
     scopes = _sized(conn, scopes)

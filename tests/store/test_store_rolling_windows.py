@@ -50,6 +50,55 @@ def test_at_most_limit_per_window_and_the_rest_rearmed_at_their_turn(store: Stor
     assert log(store, A) == [NOW + 2_000]  # the six before it left the window: pruned
 
 
+def test_a_claim_dates_each_charged_start_by_its_clock_and_stops_after_its_span(
+    store: Store,
+) -> None:
+    roomy = Scope("cc" * 16, limit=100, window_ms=1_000)
+    backlog(store, 20, [roomy])
+    for i in range(5):  # queued after the charged ones: a claim reaches them last
+        store.write(partial(q.enqueue, item=new_item("lane-free", score=100 + i, available_at=0)))
+    reads = iter(range(NOW + 7, NOW + 10_000, 7))  # the clock moves 7 ms at each read
+
+    def clock() -> int:
+        return next(reads)
+
+    first = store.write(lambda c: q.claim(c, NOW, 50, LEASE, clock=clock))
+    # 7 ms apart, each dated when decided; the eighth is 56 ms in: past the 50 ms span, the last
+    spans = [NOW + 7 * (i + 1) for i in range(8)]
+    assert q.CHARGE_SPAN_MS == 50 and len(first) == 8
+    assert log(store, roomy) == spans
+    assert [item.claimed_at for item in first] == spans  # leased when decided, too
+    rest = claim(store, NOW + 100, 50)  # the lane stayed due; the free lane was not reached
+    assert len(rest) == 12 + 5
+    assert log(store, roomy) == spans + [NOW + 100] * 12
+
+
+def test_a_start_after_a_deferred_one_is_judged_at_its_time_and_cannot_overtake_it(
+    store: Store,
+) -> None:
+    two = Scope("dd" * 16, limit=2, window_ms=1_000)
+    backlog(store, 2, [two])
+    assert len(claim(store, NOW)) == 2
+    for score in (10, 11):  # two more, due at once and not yet seated in line
+        item = new_item(
+            "lane-w", score=score, available_at=0, payload=rolling_windows.payload([two])
+        )
+        store.write(partial(q.enqueue, item=item))
+    reads = iter([NOW + 999, NOW + 1_005, NOW + 1_010])  # room opens between the two reads
+    later = store.write(lambda c: q.claim(c, NOW + 999, 10, LEASE, clock=lambda: next(reads)))
+    assert later == []  # the third waits, so the fourth does too
+    assert log(store, two) == [NOW, NOW]
+    assert len(claim(store, NOW + 1_000)) == 2
+
+
+def test_a_claim_without_charged_starts_is_not_cut_by_the_clock(store: Store) -> None:
+    backlog(store, 20, [], lane="lane-free")
+    reads = iter(range(NOW, NOW + 100_000, 1_000))
+    claimed = store.write(lambda c: q.claim(c, NOW, 50, LEASE, clock=lambda: next(reads)))
+    assert len(claimed) == 20
+    assert {item.claimed_at for item in claimed} == {NOW}
+
+
 def test_a_deferred_run_says_which_window_and_until_when(store: Store) -> None:
     backlog(store, 1, [B], lane="lane-b")
     claim(store, NOW)
