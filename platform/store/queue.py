@@ -38,7 +38,9 @@ from sqlalchemy import (
     Connection,
     case,
     delete,
+    exists,
     func,
+    insert,
     or_,
     select,
     update,
@@ -100,6 +102,23 @@ _INSERT_ITEM = {
         postgresql.insert(queue).on_conflict_do_nothing().returning(queue.c.id), _ITEM_COLUMNS
     ),
 }
+# An item inserted already leased (`enqueue_claimed`), in one statement: no dedupe of its own
+# (a new item of the same name may be queued while it is in flight), and not inserted if an
+# item with the dedupe it was asked for is queued. On PostgreSQL that check could race another
+# transaction's insert, which only the unique index stops: items with a dedupe there take the
+# insert and then the lease.
+_LEASED_COLUMNS = (*(c for c in _ITEM_COLUMNS if c != "dedupe"), "lease_owner", "claimed_at")
+_INSERT_LEASED = Fast(
+    insert(queue)
+    .from_select(
+        list(_LEASED_COLUMNS),
+        select(*(_p(c) for c in _LEASED_COLUMNS)).where(
+            ~exists().where(queue.c.dedupe == _p("dedupe"))
+        ),
+    )
+    .returning(queue.c.id)
+)
+_INSERT_LEASED_PG = Fast(postgresql.insert(queue).returning(queue.c.id), _LEASED_COLUMNS)
 _DEDUPE = select(queue.c.id, queue.c.lane).where(queue.c.dedupe == _p("dedupe"))
 _LANE = select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
     lanes.c.lane == _p("lane")
@@ -309,13 +328,9 @@ def enqueue_claimed(conn: Connection, item: NewItem, now: int, lease_ms: int) ->
     if item.limits or item.payload:
         raise ValueError("an item with concurrency limits or a start throttle must be claimed")
     until, token = now + lease_ms, _new_token()
-    row = _row(item) | {"available_at": until}
-    item_id = _INSERT_ITEM[conn.dialect.name].scalar(conn, row)
+    item_id = _insert_leased(conn, item, until, token, now)
     if item_id is None:
         return None
-    # Leased as a claim leases: the token, and no dedupe (a new item of the same name may be
-    # queued while this one is in flight).
-    _LEASE.run(conn, {"b_id": item_id, "b_until": until, "b_token": token, "b_now": now})
     # The lane must know the item, to be looked at when the lease would run out; never earlier
     # than it needs (an earlier look would only find the item leased).
     _touch_lane(conn, replace(item, available_at=until))
@@ -332,6 +347,20 @@ def enqueue_claimed(conn: Connection, item: NewItem, now: int, lease_ms: int) ->
         keys=(),
         claimed_at=now,
     )
+
+
+def _insert_leased(conn: Connection, item: NewItem, until: int, token: str, now: int) -> Any:
+    """The new item's id, leased as a claim leases it; None if its dedupe is queued already."""
+    row = _row(item) | {"available_at": until}
+    leased = {**row, "lease_owner": token, "claimed_at": now}  # its `dedupe`: only checked
+    if not dialect.is_postgres(conn):
+        return _INSERT_LEASED.scalar(conn, {f"b_{key}": value for key, value in leased.items()})
+    if item.dedupe is None:
+        return _INSERT_LEASED_PG.scalar(conn, leased)
+    item_id = _INSERT_ITEM[conn.dialect.name].scalar(conn, row)
+    if item_id is not None:
+        _LEASE.run(conn, {"b_id": item_id, "b_until": until, "b_token": token, "b_now": now})
+    return item_id
 
 
 def _row(item: NewItem) -> dict[str, Any]:

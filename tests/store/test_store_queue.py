@@ -603,3 +603,34 @@ def test_two_writers_sharing_one_database_never_exceed_a_limit(store: Store) -> 
         other.close()
     assert problems == []
     assert finished[0] == total
+
+
+def leased_rows(store: Store) -> list[tuple[Any, ...]]:
+    return store.rows(
+        "SELECT id, available_at, lease_owner, claimed_at, dedupe, created_at FROM queue "
+        "WHERE lease_owner IS NOT NULL ORDER BY id"
+    )
+
+
+@pytest.mark.parametrize("dedupe", [None, "discover:run-1"])
+def test_an_item_enqueued_claimed_is_leased_as_a_claim_would_lease_it(
+    store: Store, dedupe: str | None
+) -> None:
+    item = new_item("lane-c", score=5, available_at=1_000, run_id="run-1", dedupe=dedupe)
+    got = store.write(lambda c: q.enqueue_claimed(c, item, 1_000, LEASE))
+    assert got is not None and got.claimed_at == 1_000 and got.run_id == "run-1"
+    # its lease and token; no dedupe of its own, so the next one of that name may be queued
+    assert leased_rows(store) == [(got.id, 1_000 + LEASE, got.token, 1_000, None, 1_000)]
+    assert lane_row(store, "lane-c") == (1_000 + LEASE, 5, None)
+    again = new_item("lane-c", score=6, available_at=1_000, run_id="run-1", dedupe=dedupe)
+    assert enqueue(store, again)[0] is not None
+    finish(store, got, 1_001)
+    assert claim(store, 1_001) != []  # the lease was a claim's: finishing with its token works
+
+
+def test_an_item_whose_dedupe_is_queued_is_not_enqueued_claimed(store: Store) -> None:
+    queued = new_item("lane-c", available_at=2_000, run_id="run-1", dedupe="discover:run-1")
+    (first,) = enqueue(store, queued)
+    twin = new_item("lane-c", available_at=1_000, run_id="run-1", dedupe="discover:run-1")
+    assert store.write(lambda c: q.enqueue_claimed(c, twin, 1_000, LEASE)) is None
+    assert store.rows("SELECT id FROM queue") == [(first,)]  # nothing added, nothing leased
