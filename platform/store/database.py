@@ -40,6 +40,16 @@ PG_GROUP = 1
 # audit's: a watcher polling rolling_log missed authorizations a slow claim committed late.)
 PG_WRITERS = 1
 WRITER = "weir_writer"
+COMMIT_SOON = "weir_commit_soon"  # conn.info: a job whose commit must not wait for other jobs
+
+
+def commit_soon(conn: Connection) -> None:
+    """This job's transaction is to commit as soon as it ends, not after the rest of its group
+    of jobs: what it decided is dated now and takes effect only at the commit (a rate-charged
+    start)."""
+    conn.info[COMMIT_SOON] = True
+
+
 RETRIES = 5  # runs of a job that keeps losing races to other processes
 JOB_SAVEPOINT = "weir_job"  # each job of a group runs under it, so a failing job rolls back alone
 # SQLSTATEs of a lost race: serialization failure, deadlock detected, unique violation.
@@ -182,24 +192,30 @@ class Database:
             self._run_alone(conn, group[0])
             return
         results: list[tuple[_Pending, Any, BaseException | None]] = []
+        ran = group
         try:
             with conn.begin():
-                for pending in group:
+                for i, pending in enumerate(group):
                     # A caller cancelled before its job ran (a task stopped at shutdown) gave
                     # it up: skip it. Once running, it can no longer be cancelled.
                     if pending.future.set_running_or_notify_cancel():
                         results.append(self._run_one(conn, pending))
+                        if conn.info.pop(COMMIT_SOON, False):
+                            ran = group[: i + 1]
+                            break
         except BaseException as exc:  # the commit itself failed: nothing of the group holds
             log.exception("group commit failed")
-            for pending in group:
+            for pending in ran:
                 if not pending.future.done():
                     pending.future.set_exception(exc)
-            return
-        for pending, value, error in results:
-            if error is None:
-                pending.future.set_result(value)
-            else:
-                pending.future.set_exception(error)
+        else:
+            for pending, value, error in results:
+                if error is None:
+                    pending.future.set_result(value)
+                else:
+                    pending.future.set_exception(error)
+        if len(ran) < len(group):  # a job asked for its commit: the rest follow in their own
+            self._run_group(conn, group[len(ran) :])
 
     @staticmethod
     def _run_alone(conn: Connection, pending: _Pending) -> None:
@@ -212,7 +228,9 @@ class Database:
             try:
                 with conn.begin():
                     value = pending.job(conn)
+                    conn.info.pop(COMMIT_SOON, None)  # its commit is next anyway
             except BaseException as exc:  # rolled back; a BaseException, too, ends only this job
+                conn.info.pop(COMMIT_SOON, None)
                 if isinstance(exc, DBAPIError) and attempt < RETRIES and lost_race(exc):
                     log.info("job lost a race (%s), running it again", sqlstate(exc))
                     continue

@@ -397,38 +397,28 @@ def _limits_json(limits: tuple[Limit, ...]) -> str:
 
 
 CLAIM_PASSES = 3  # looks at the due lanes per claim, while the lanes looked at fell short
-# A rate-charged start (a rolling window, a throttle) is dated by the clock as it is decided,
-# and a claim stops taking such starts once this long has passed since it began. Its runs
-# start only at the commit: in a long claim (64 starts on a loaded PostgreSQL took up to 1.5 s)
-# the first authorizations would be dated long before their runs start, and the next window's
-# starts would follow right behind them.
+# A claim stops taking rate-charged starts (a rolling window, a throttle) once this long has
+# passed since it began. Their authorizations are dated when the claim began, and their runs
+# start only at its commit: in a long claim (64 starts on a loaded PostgreSQL took up to 1.5 s)
+# the first would be dated long before their runs start, and the next window's starts would
+# follow right behind them. (Every start of a claim is judged at that one time: a start judged
+# later than the claim read what is due could take the turn of one that fell due meanwhile.)
 CHARGE_SPAN_MS = 50
 
 
 @dataclass
 class _Span:
-    """A claim's time: `began` for slots and leases, the clock's reading (never earlier) for
-    each rate-charged start; `spent` once those have taken CHARGE_SPAN_MS. Without a clock
-    the time stays `began` (simulations and tests that pin the time)."""
+    """When a claim began, and whether its rate-charged starts have taken CHARGE_SPAN_MS (never,
+    without a clock: simulations and tests that pin the time)."""
 
     began: int
     clock: Callable[[], int] | None = None
     spent: bool = False
-    last: int = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.last = self.began
-
-    def charge_time(self) -> int:
+    def charged(self) -> None:
+        """A rate-charged start was decided: past the span, the claim takes no more."""
         if self.clock is not None:
-            self.last = max(self.last, self.clock())
-            self.spent = self.last - self.began >= CHARGE_SPAN_MS
-        return self.last
-
-    def hold(self) -> None:
-        """A start was deferred: the starts after it in this claim are judged at its time,
-        or one could find room a moment later and overtake it."""
-        self.clock = None
+            self.spent = self.clock() - self.began >= CHARGE_SPAN_MS
 
 
 def claim(
@@ -495,18 +485,16 @@ def _claim_lane(
     for row in items:
         payload = json.loads(row.payload)
         throttled = start_throttle.window(payload)  # the throttle's period window
-        charged = rolling_windows.charges(payload, throttled)
-        at = span.charge_time() if charged else now
-        verdict = rolling_windows.check(conn, row, payload, at, start_throttle.check, throttled)
+        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
         if verdict.start:
-            item = _lease(conn, row, payload, keys, at, lease)
+            item = _lease(conn, row, payload, keys, now, lease)
             claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
-        else:
-            span.hold()
-        if charged and span.spent:
-            break  # the rest start in the next claim, dated by its own clock
+        if rolling_windows.charges(payload, throttled):
+            span.charged()
+            if span.spent:
+                break  # the rest start in a later claim, dated by its own time
     if room.items <= 0:
         return claimed
     # A claim that filled a key parks the lane at once, rather than finding the key full on its

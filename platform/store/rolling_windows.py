@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import to_json
-from weir.platform.store import capacity, dialect
+from weir.platform.store import capacity, database, dialect
 from weir.platform.store.schema import queue, rolling_log, rolling_scopes, runs
 from weir.platform.store.start_verdict import BUSY, Verdict
 
@@ -183,6 +183,7 @@ def _defer(conn: Connection, row: Any, seated: list[_Decided], combined: rw.Comb
 
 
 def _charge(conn: Connection, one: _Decided) -> None:
+    database.commit_soon(conn)  # the authorization is dated now; its run starts at the commit
     ledger = one.decision.ledger
     at = one.decision.at_ms
     scope = one.scope.hash

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import DBAPIError
-from weir.platform.store.database import PG_WRITERS, Database, make_engine
+from weir.platform.store.database import PG_WRITERS, Database, commit_soon, make_engine
 from weir.platform.store.schema import gate_state
 
 from tests.support.backends import ONLY_SQLITE
@@ -117,6 +117,23 @@ def test_a_job_that_breaks_a_constraint_rolls_back_alone(store: Store) -> None:
     assert futures["a"].result() == "a"
     assert futures["c"].result() == "c"
     assert keys_in(store) == ["a", "c", "taken"]
+
+
+@GROUPED
+def test_a_job_that_asks_to_commit_soon_ends_its_group_there(store: Store) -> None:
+    blocker = Blocker()
+
+    def charged(conn: Connection) -> str:
+        put("b")(conn)
+        commit_soon(conn)  # as a rate-charged start does: the jobs behind it commit later
+        return "b"
+
+    jobs = {"a": put("a"), "b": charged, "c": put("c"), "d": put("d")}
+    futures = run_grouped(store, blocker, jobs)
+    outer = {name: id(blocker.transactions[name]) for name in "abcd"}
+    assert outer["a"] == outer["b"] != outer["c"] == outer["d"]
+    assert [futures[name].result() for name in "abcd"] == ["a", "b", "c", "d"]
+    assert keys_in(store) == ["a", "b", "c", "d"]
 
 
 @GROUPED

@@ -50,9 +50,7 @@ def test_at_most_limit_per_window_and_the_rest_rearmed_at_their_turn(store: Stor
     assert log(store, A) == [NOW + 2_000]  # the six before it left the window: pruned
 
 
-def test_a_claim_dates_each_charged_start_by_its_clock_and_stops_after_its_span(
-    store: Store,
-) -> None:
+def test_a_claim_stops_taking_charged_starts_once_its_span_has_passed(store: Store) -> None:
     roomy = Scope("cc" * 16, limit=100, window_ms=1_000)
     backlog(store, 20, [roomy])
     for i in range(5):  # queued after the charged ones: a claim reaches them last
@@ -63,17 +61,16 @@ def test_a_claim_dates_each_charged_start_by_its_clock_and_stops_after_its_span(
         return next(reads)
 
     first = store.write(lambda c: q.claim(c, NOW, 50, LEASE, clock=clock))
-    # 7 ms apart, each dated when decided; the eighth is 56 ms in: past the 50 ms span, the last
-    spans = [NOW + 7 * (i + 1) for i in range(8)]
+    # the clock is read after each charged start: the eighth is decided 56 ms in, the last
     assert q.CHARGE_SPAN_MS == 50 and len(first) == 8
-    assert log(store, roomy) == spans
-    assert [item.claimed_at for item in first] == spans  # leased when decided, too
+    assert log(store, roomy) == [NOW] * 8  # every start judged and dated when the claim began
+    assert {item.claimed_at for item in first} == {NOW}
     rest = claim(store, NOW + 100, 50)  # the lane stayed due; the free lane was not reached
     assert len(rest) == 12 + 5
-    assert log(store, roomy) == spans + [NOW + 100] * 12
+    assert log(store, roomy) == [NOW] * 8 + [NOW + 100] * 12
 
 
-def test_a_start_after_a_deferred_one_is_judged_at_its_time_and_cannot_overtake_it(
+def test_starts_are_judged_when_the_claim_began_so_none_overtakes_a_waiting_one(
     store: Store,
 ) -> None:
     two = Scope("dd" * 16, limit=2, window_ms=1_000)
@@ -84,11 +81,31 @@ def test_a_start_after_a_deferred_one_is_judged_at_its_time_and_cannot_overtake_
             "lane-w", score=score, available_at=0, payload=rolling_windows.payload([two])
         )
         store.write(partial(q.enqueue, item=item))
-    reads = iter([NOW + 999, NOW + 1_005, NOW + 1_010])  # room opens between the two reads
+    reads = iter([NOW + 999, NOW + 1_005, NOW + 1_010])  # room opens while the claim runs
     later = store.write(lambda c: q.claim(c, NOW + 999, 10, LEASE, clock=lambda: next(reads)))
     assert later == []  # the third waits, so the fourth does too
     assert log(store, two) == [NOW, NOW]
     assert len(claim(store, NOW + 1_000)) == 2
+
+
+def test_a_deferral_counts_toward_the_span_too(store: Store) -> None:
+    full = Scope("ee" * 16, limit=1, window_ms=1_000)
+    roomy = Scope("ff" * 16, limit=100, window_ms=1_000)
+    backlog(store, 1, [full], lane="lane-full")
+    assert len(claim(store, NOW)) == 1
+    waiting = new_item(
+        "lane-full", score=1, available_at=0, payload=rolling_windows.payload([full])
+    )
+    store.write(partial(q.enqueue, item=waiting))
+    for score in range(2, 22):
+        item = new_item("lane-roomy", score=score, payload=rolling_windows.payload([roomy]))
+        store.write(partial(q.enqueue, item=item))
+    reads = iter(range(NOW + 7, NOW + 10_000, 7))
+    taken = store.write(lambda c: q.claim(c, NOW + 1, 50, LEASE, clock=lambda: next(reads)))
+    # one deferred (read: +6 ms), then the clock read after each start, until one is decided
+    # 50 ms or more after the claim began (+55 ms): seven, not twenty
+    assert len(taken) == 7
+    assert log(store, roomy) == [NOW + 1] * 7
 
 
 def test_a_claim_without_charged_starts_is_not_cut_by_the_clock(store: Store) -> None:
