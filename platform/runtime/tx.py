@@ -30,7 +30,7 @@ class Tx:
     registry: Registry
     rng: random.Random = field(default_factory=random.Random)
     retry_delay_ms: int | None = None  # a fixed retry delay instead of the backoff table (dev)
-    clock: Callable[[], int] | None = None  # the time now, for claims made here (queue.claim)
+    clock: Callable[[], int] | None = None  # times the charged starts of claims made here
     enqueued: int = 0  # items added: the scheduler is woken after the commit
     added_ids: list[int] = field(default_factory=list)  # of the items added, where known
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit

@@ -436,7 +436,7 @@ def claim(
     claim looks at them (`finish`). When the lanes looked at fell short, the claim looks
     further (at most CLAIM_PASSES times), so that such lanes ahead of real work do not send
     a claim of one item (the next call taken where an answer is applied, an event's first
-    call) away empty-handed. `clock` dates rate-charged starts (`CHARGE_SPAN_MS`)."""
+    call) away empty-handed. `clock` times its rate-charged starts (`CHARGE_SPAN_MS`)."""
     claimed: list[Claimed] = []
     seen: set[str] = set()
     span = _Span(now, clock)
