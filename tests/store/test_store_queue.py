@@ -616,11 +616,17 @@ def leased_rows(store: Store) -> list[tuple[Any, ...]]:
 def test_an_item_enqueued_claimed_is_leased_as_a_claim_would_lease_it(
     store: Store, dedupe: str | None
 ) -> None:
-    item = new_item("lane-c", score=5, available_at=1_000, run_id="run-1", dedupe=dedupe)
+    item = new_item(
+        "lane-c", score=5, available_at=900, run_id="run-1", dedupe=dedupe, step_id="s-2"
+    )
     got = store.write(lambda c: q.enqueue_claimed(c, item, 1_000, LEASE))
     assert got is not None and got.claimed_at == 1_000 and got.run_id == "run-1"
     # its lease and token; no dedupe of its own, so the next one of that name may be queued
-    assert leased_rows(store) == [(got.id, 1_000 + LEASE, got.token, 1_000, None, 1_000)]
+    assert leased_rows(store) == [(got.id, 1_000 + LEASE, got.token, 1_000, None, 900)]
+    stored = store.rows(
+        "SELECT kind, run_id, function_id, step_id, attempt, score, lane, payload FROM queue"
+    )
+    assert stored == [("exec", "run-1", "fn-1", "s-2", 0, 5, "lane-c", "{}")]
     assert lane_row(store, "lane-c") == (1_000 + LEASE, 5, None)
     again = new_item("lane-c", score=6, available_at=1_000, run_id="run-1", dedupe=dedupe)
     assert enqueue(store, again)[0] is not None
