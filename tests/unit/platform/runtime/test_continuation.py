@@ -5,6 +5,10 @@ an event's first calls are claimed where the event is accepted."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection
 from weir.platform.executor.response import Completed, Op, Ops, Timing
 from weir.platform.functions import Lane
 from weir.platform.ingest import IncomingEvent
@@ -55,6 +59,33 @@ def test_a_lane_hands_its_next_run_to_the_worker_that_ended_the_last(database_ur
     last, wake_for = answer(h, nxt2, LATER + 2)
     assert last is None and wake_for == 0
     assert h.queued("exec") == []
+
+
+def test_the_handover_takes_no_claim_but_an_older_due_item_is_claimed(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims: list[int] = []
+    real = q.claim
+
+    def counted(conn: Connection, now: int, *args: Any, **kwargs: Any) -> list[Claimed]:
+        claims.append(now)
+        return real(conn, now, *args, **kwargs)
+
+    monkeypatch.setattr(q, "claim", counted)
+    laned = config("laned", lane=Lane(key="event.data.c", name=None))
+    h = Harness(database_url, laned)
+    h.burst(NOON, [{"c": "acme"}, {"c": "acme"}])
+    second = h.runs()[1]
+    nxt, _ = answer(h, claim_one(h, NOON), LATER)
+    assert nxt is not None and nxt.run_id == second.id
+    assert claims == [NOON]  # claim_one's: the next holder was leased where it was queued
+    h2 = Harness(database_url, laned, config("other"))
+    h2.burst(NOON, [{"c": "acme"}, {"c": "acme"}])
+    claims.clear()
+    holder = claim_one(h2, NOON)
+    nxt, _ = answer(h2, holder, LATER)
+    assert nxt is not None and nxt.function_id == "other"
+    assert claims == [NOON, LATER]  # an older item was due: taken by a claim, as ever
 
 
 def test_a_stopping_worker_leaves_the_handed_over_run_to_the_scheduler(database_url: str) -> None:
