@@ -85,7 +85,7 @@ async def single(ctx: inngest.Context) -> str:
     cancel=[inngest.Cancel(event="t/cancel", if_exp="event.data.id == async.data.id")],
 )
 async def cancellable(ctx: inngest.Context) -> str:
-    await ctx.step.sleep("nap", 2 * S)
+    await ctx.step.sleep("nap", 5 * S)  # room for the cancel to arrive on a loaded machine
     return "done"
 
 

@@ -67,7 +67,7 @@ async def single(ctx: Context) -> str:
 
 @weir.function("cancellable", event="t/cancellable", cancel_on=Cancel("t/cancel", match="data.id"))
 async def cancellable(ctx: Context) -> str:
-    await ctx.step.sleep("nap", "2s")
+    await ctx.step.sleep("nap", "5s")  # room for the cancel to arrive on a loaded machine
     return "done"
 
 
