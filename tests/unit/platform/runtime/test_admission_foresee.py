@@ -114,12 +114,13 @@ def test_the_events_total_budget_holds_across_functions(
     )
     got = refusals(h, send_large(h, NOON, hostile(), monkeypatch))
     assert len(got) == 4
-    # Two costly evaluations (each in a child of the ingest worker, stopped at the budget),
-    # then the event's budget is spent.
-    assert sum("exceeded its cost budget of 300 ms" in d for d in got) == 2
-    assert (
-        sum("the event already used its total expression budget of 600 ms" in d for d in got) == 2
-    )
+    # Costly evaluations (each in a child of the ingest worker, stopped at the budget) until
+    # the event's 600 ms are spent: two on an idle machine; one when load (the parse, a
+    # worker's restart) eats into the event's time first. Every other one is refused unrun.
+    stopped = sum("exceeded its cost budget of 300 ms" in d for d in got)
+    spent = sum("the event already used its total expression budget of 600 ms" in d for d in got)
+    assert stopped in (1, 2)
+    assert stopped + spent == 4
     h.send(NOON + 1, {"items": [2]})  # the next event has its own budget
     assert len(h.runs()) == 3  # STRINGS gives a number, not true
 
