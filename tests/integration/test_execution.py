@@ -38,7 +38,8 @@ def test_sleep_resumes_after_its_duration(weir_server: WeirServer, app: AppServe
 
 
 def test_wait_for_event_matches_on_its_expression(weir_server: WeirServer, app: AppServer) -> None:
-    event_id = weir_server.send("t/wait", {"k": "blue"})
+    # a wait that outlasts a loaded machine's polling and sends; the timeout has its own test
+    event_id = weir_server.send("t/wait", {"k": "blue", "timeout_s": 30})
     wait_until(lambda: any(h["kind"] == "wait" for h in _history(weir_server, event_id)))
     weir_server.send("t/go", {"k": "red"})  # does not match the expression
     weir_server.send("t/go", {"k": "blue", "n": 7})

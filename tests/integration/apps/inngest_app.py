@@ -40,7 +40,7 @@ async def waiter(ctx: inngest.Context) -> Any:
         "w",
         event="t/go",
         if_exp="async.data.k == event.data.k",
-        timeout=datetime.timedelta(seconds=3),
+        timeout=datetime.timedelta(seconds=int(ctx.event.data.get("timeout_s", 3))),
     )
     return None if ev is None else ev.data
 

@@ -32,7 +32,10 @@ async def sleeper(ctx: Context) -> str:
 @weir.function("waiter", event="t/wait")
 async def waiter(ctx: Context) -> Any:
     ev = await ctx.step.wait_for_event(
-        "w", event="t/go", if_exp="async.data.k == event.data.k", timeout="3s"
+        "w",
+        event="t/go",
+        if_exp="async.data.k == event.data.k",
+        timeout=f"{int(ctx.event.data.get('timeout_s', 3))}s",
     )
     return None if ev is None else ev.data
 
