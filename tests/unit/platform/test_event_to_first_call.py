@@ -82,3 +82,40 @@ def test_the_event_route_has_no_dependency_run_on_the_thread_pool() -> None:
     calls = [dep.call for dep in route.dependant.dependencies]
     assert calls
     assert all(inspect.iscoroutinefunction(call) for call in calls)
+
+
+def asks_to_run_here(weir: Platform, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """What Platform.write asks of the store each time: to run the job on the loop or not."""
+    asked: list[bool] = []
+    write = weir.db.write
+
+    async def spy(job: Any, *, here: bool = False) -> Any:
+        asked.append(here)
+        return await write(job, here=here)
+
+    monkeypatch.setattr(weir.db, "write", spy)
+    return asked
+
+
+async def test_a_quiet_platform_asks_to_run_the_events_transaction_on_the_loop(
+    weir: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing in flight: no other transaction to share a commit with, so the event's own
+    may run at once on the loop, without the writer thread's two handoffs."""
+    asked = asks_to_run_here(weir, monkeypatch)
+    await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
+    assert asked[0] is True
+    await asyncio.sleep(0.05)
+
+
+async def test_a_busy_platform_leaves_the_events_transaction_to_the_writer_thread(
+    weir: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls in flight: the writer thread groups their commits while the loop goes on."""
+    monkeypatch.setattr(weir.scheduler, "inflight", {-1: None, -2: None})  # only the count counts
+    asked = asks_to_run_here(weir, monkeypatch)
+    before = weir.db.ran_here
+    [event_id] = await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
+    assert asked[0] is False
+    assert weir.db.ran_here == before
+    assert weir.db.read_sync(lambda c: run_records.runs_for_event(c, event_id))
