@@ -108,8 +108,10 @@ class Platform:
             clock.now_ms,
         )
 
-    async def write(self, job: Callable[[Tx], T]) -> T:
-        """Run a transition in one transaction; wake the scheduler if it queued work."""
+    async def write(self, job: Callable[[Tx], T], *, small: bool = False) -> T:
+        """Run a transition in one transaction; wake the scheduler if it queued work. `small`:
+        a transition of a few rows (an answer applied, a few events accepted), which may run
+        on the loop when little is in flight; a large one would hold the loop up."""
         holder: list[Tx] = []
 
         def run(conn: Connection) -> T:
@@ -122,7 +124,8 @@ class Platform:
         # the loop at once rather than hand over to the writer thread and back (0.3-0.6 ms of
         # a lane's handover or an event's first call). Busy, the writer thread groups commits
         # while the loop goes on with the calls.
-        result = await self.db.write(run, here=len(self.scheduler.inflight) <= QUIET_CALLS)
+        here = small and len(self.scheduler.inflight) <= QUIET_CALLS
+        result = await self.db.write(run, here=here)
         if holder and holder[0].trigger_events:
             self.driver.remember_events(holder[0].trigger_events)
         if holder and holder[0].enqueued:
@@ -304,7 +307,7 @@ class Platform:
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
-            return await self.write(apply)
+            return await self.write(apply, small=answered.small)
         return None
 
     async def _infer(self, item: q.Claimed) -> None:
@@ -325,9 +328,11 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(incoming)
+        # a few events parsed here make a small transition (Platform.write)
+        small = len(body) < PARSE_ON_LOOP_BYTES and len(incoming) <= ACCEPT_CLAIMS
+        return await self._accept(incoming, small=small)
 
-    async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
+    async def _accept(self, incoming: list[IncomingEvent], *, small: bool = False) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
         offer = self.scheduler.offer(min(len(incoming), ACCEPT_CLAIMS))
@@ -344,7 +349,7 @@ class Platform:
 
         committed: list[q.Claimed] = []  # stays empty if the transaction did not commit
         try:
-            ids = await self.write(accept)
+            ids = await self.write(accept, small=small)
             committed = claimed
         finally:
             if offer is not None:

@@ -66,6 +66,12 @@ class Answered:
     fn: Function
     outcome: Outcome
     timing: Timing
+    answer_bytes: int = 0  # the size of the app's answer (0: none came)
+
+    @property
+    def small(self) -> bool:
+        """An answer handled on the event loop: its transition is a small one too."""
+        return self.answer_bytes < JUDGE_ON_LOOP_BYTES
 
 
 Event = dict[str, Any] | Canonical | Unparsed
@@ -199,13 +205,13 @@ class Driver:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
         started = self.clock.now_ms()
-        outcome = await self._post(fn, item, state)
+        outcome, answer_bytes = await self._post(fn, item, state)
         if outcome is None:  # aborted: the run has ended, so there is nothing to retry
             log.info("call aborted: its run was cancelled")
             with contextlib.suppress(q.LeaseLost):
                 await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
-        return Answered(fn, outcome, Timing(started, self.clock.now_ms()))
+        return Answered(fn, outcome, Timing(started, self.clock.now_ms()), answer_bytes)
 
     async def _ready(self, state: CallState) -> CallState:
         """The state with every event ready to send, kept for the run's next calls."""
@@ -224,8 +230,10 @@ class Driver:
             state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         return state
 
-    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
-        """The call's outcome; None if it was aborted."""
+    async def _post(
+        self, fn: Function, item: q.Claimed, state: CallState
+    ) -> tuple[Outcome | None, int]:
+        """The call's outcome (None if it was aborted), and the size of the app's answer."""
         state = with_claim_fences(state, item.fences)
         try:
             state = await self._ready(state)
@@ -237,7 +245,7 @@ class Driver:
                 max_attempts=attempts_allowed(fn),
             )
         except (rfc8785.CanonicalizationError, ingest_workers.Unsendable) as exc:
-            return unsendable(exc)
+            return unsendable(exc), 0
         headers = self._headers(item, body, state.fences)
         sent = trust.Sent(
             headers.get("x-inngest-signature", ""),
@@ -247,19 +255,20 @@ class Driver:
         try:
             raw = await self._send(item, fn, body, headers)
         except Redirected as exc:
-            return failed("Redirected", str(exc))
+            return failed("Redirected", str(exc)), 0
         except TransportError as exc:
-            return failed("ConnectionError", app_errors.unreachable(fn.url, exc))
+            return failed("ConnectionError", app_errors.unreachable(fn.url, exc)), 0
         if raw is None:
-            return None
+            return None, 0
+        size = len(raw.body)
         if failure := app_errors.non_sdk_failure(fn.url, raw):
-            return failure
+            return failure, size
         # A Connect worker's socket was opened with the signing key (/v0/connect/start), and
         # the SDK signs no answer sent over it: the channel vouches for its answers.
         keys = () if is_connect_url(fn.url) else self.verify_keys
-        if len(raw.body) < JUDGE_ON_LOOP_BYTES:
-            return self._judge(raw, state, sent, keys)
-        return await asyncio.to_thread(self._judge, raw, state, sent, keys)  # a big answer
+        if size < JUDGE_ON_LOOP_BYTES:
+            return self._judge(raw, state, sent, keys), size
+        return await asyncio.to_thread(self._judge, raw, state, sent, keys), size  # a big one
 
     async def _send(
         self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]

@@ -119,3 +119,14 @@ async def test_a_busy_platform_leaves_the_events_transaction_to_the_writer_threa
     assert asked[0] is False
     assert weir.db.ran_here == before
     assert weir.db.read_sync(lambda c: run_records.runs_for_event(c, event_id))
+
+
+async def test_a_large_request_leaves_its_transaction_to_the_writer_thread_even_when_quiet(
+    weir: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many events make a transaction long enough to hold up every request on the loop."""
+    asked = asks_to_run_here(weir, monkeypatch)
+    many = [{"name": "t/other", "data": {"i": i}} for i in range(50)]
+    ids = await weir.send_events(json.dumps(many).encode())
+    assert len(ids) == 50
+    assert asked[0] is False
