@@ -52,7 +52,6 @@ log = logging.getLogger("weir")
 ACCEPT_CLAIMS = 8
 CATALOG_POLL_S = 2.0  # the safety net under NOTIFY for syncs made by other processes
 CANCEL_POLL_S = 1.0  # how soon a call is aborted when another process cancels its run
-QUIET_CALLS = 1  # at most this many calls in flight: a transition runs on the loop (Platform.write)
 
 
 class Platform:
@@ -108,10 +107,8 @@ class Platform:
             clock.now_ms,
         )
 
-    async def write(self, job: Callable[[Tx], T], *, small: bool = False) -> T:
-        """Run a transition in one transaction; wake the scheduler if it queued work. `small`:
-        a transition of a few rows (an answer applied, a few events accepted), which may run
-        on the loop when little is in flight; a large one would hold the loop up."""
+    async def write(self, job: Callable[[Tx], T]) -> T:
+        """Run a transition in one transaction; wake the scheduler if it queued work."""
         holder: list[Tx] = []
 
         def run(conn: Connection) -> T:
@@ -120,27 +117,15 @@ class Platform:
             finish_hooks.settle(holder[0])  # what the runs it ended set off, in the same commit
             return result
 
-        # Little in flight: nothing for group commit to group, so the transition may run on
-        # the loop at once rather than hand over to the writer thread and back (0.3-0.6 ms of
-        # a lane's handover or an event's first call). Busy, the writer thread groups commits
-        # while the loop goes on with the calls.
-        here = small and len(self.scheduler.inflight) <= QUIET_CALLS
-        result = await self.db.write(run, here=here)
+        result = await self.db.write(run)
         if holder and holder[0].trigger_events:
             self.driver.remember_events(holder[0].trigger_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
-        if holder and holder[0].notes:
+        if holder:
+            report(holder[0].notes, self.metrics, self.function_slug)
             self._abort_cancelled(holder[0].notes)
-            # Logged and counted once the calls this write lets the caller make are on their
-            # way: a timer due now runs after the loop's ready callbacks (the calls' sends),
-            # so a lane's next run does not wait for its predecessor's log lines.
-            notes = holder[0].notes
-            asyncio.get_running_loop().call_later(0, self._report, notes)
         return result
-
-    def _report(self, notes: list[Note]) -> None:
-        report(notes, self.metrics, self.function_slug)
 
     def _abort_cancelled(self, done: list[Note]) -> None:
         """Calls in flight of a run just cancelled end now (cancelled in this process;
@@ -307,7 +292,7 @@ class Platform:
         # LeaseLost: another process took the item over and its outcome wins; ours rolls back
         # whole, as every write job runs under its own savepoint.
         with contextlib.suppress(q.LeaseLost):
-            return await self.write(apply, small=answered.small)
+            return await self.write(apply)
         return None
 
     async def _infer(self, item: q.Claimed) -> None:
@@ -328,11 +313,9 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        # a few events parsed here make a small transition (Platform.write)
-        small = len(body) < PARSE_ON_LOOP_BYTES and len(incoming) <= ACCEPT_CLAIMS
-        return await self._accept(incoming, small=small)
+        return await self._accept(incoming)
 
-    async def _accept(self, incoming: list[IncomingEvent], *, small: bool = False) -> list[str]:
+    async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
         offer = self.scheduler.offer(min(len(incoming), ACCEPT_CLAIMS))
@@ -349,7 +332,7 @@ class Platform:
 
         committed: list[q.Claimed] = []  # stays empty if the transaction did not commit
         try:
-            ids = await self.write(accept, small=small)
+            ids = await self.write(accept)
             committed = claimed
         finally:
             if offer is not None:

@@ -66,12 +66,6 @@ class Answered:
     fn: Function
     outcome: Outcome
     timing: Timing
-    answer_bytes: int = 0  # the size of the app's answer (0: none came)
-
-    @property
-    def small(self) -> bool:
-        """An answer handled on the event loop: its transition is a small one too."""
-        return self.answer_bytes < JUDGE_ON_LOOP_BYTES
 
 
 Event = dict[str, Any] | Canonical | Unparsed
@@ -205,13 +199,13 @@ class Driver:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
         started = self.clock.now_ms()
-        outcome, answer_bytes = await self._post(fn, item, state)
+        outcome = await self._post(fn, item, state)
         if outcome is None:  # aborted: the run has ended, so there is nothing to retry
             log.info("call aborted: its run was cancelled")
             with contextlib.suppress(q.LeaseLost):
                 await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
-        return Answered(fn, outcome, Timing(started, self.clock.now_ms()), answer_bytes)
+        return Answered(fn, outcome, Timing(started, self.clock.now_ms()))
 
     async def _ready(self, state: CallState) -> CallState:
         """The state with every event ready to send, kept for the run's next calls."""
@@ -230,10 +224,8 @@ class Driver:
             state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         return state
 
-    async def _post(
-        self, fn: Function, item: q.Claimed, state: CallState
-    ) -> tuple[Outcome | None, int]:
-        """The call's outcome (None if it was aborted), and the size of the app's answer."""
+    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
+        """The call's outcome; None if it was aborted."""
         state = with_claim_fences(state, item.fences)
         try:
             state = await self._ready(state)
@@ -245,7 +237,7 @@ class Driver:
                 max_attempts=attempts_allowed(fn),
             )
         except (rfc8785.CanonicalizationError, ingest_workers.Unsendable) as exc:
-            return unsendable(exc), 0
+            return unsendable(exc)
         headers = self._headers(item, body, state.fences)
         sent = trust.Sent(
             headers.get("x-inngest-signature", ""),
@@ -255,20 +247,19 @@ class Driver:
         try:
             raw = await self._send(item, fn, body, headers)
         except Redirected as exc:
-            return failed("Redirected", str(exc)), 0
+            return failed("Redirected", str(exc))
         except TransportError as exc:
-            return failed("ConnectionError", app_errors.unreachable(fn.url, exc)), 0
+            return failed("ConnectionError", app_errors.unreachable(fn.url, exc))
         if raw is None:
-            return None, 0
-        size = len(raw.body)
+            return None
         if failure := app_errors.non_sdk_failure(fn.url, raw):
-            return failure, size
+            return failure
         # A Connect worker's socket was opened with the signing key (/v0/connect/start), and
         # the SDK signs no answer sent over it: the channel vouches for its answers.
         keys = () if is_connect_url(fn.url) else self.verify_keys
-        if size < JUDGE_ON_LOOP_BYTES:
-            return self._judge(raw, state, sent, keys), size
-        return await asyncio.to_thread(self._judge, raw, state, sent, keys), size  # a big one
+        if len(raw.body) < JUDGE_ON_LOOP_BYTES:
+            return self._judge(raw, state, sent, keys)
+        return await asyncio.to_thread(self._judge, raw, state, sent, keys)  # a big answer
 
     async def _send(
         self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]

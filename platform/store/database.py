@@ -10,19 +10,11 @@ PostgreSQL (psycopg 3) takes the same path, one job per transaction (on PG_WRITE
 process): several processes each run their own writer, and a job that lost a race to another
 writer (deadlock, serialization failure, a duplicate first insert) is rolled back and run again
 afresh.
-
-On SQLite a job whose caller asks for it (`here`: little else in flight) and finds the writer
-idle (no job queued or running, the write lock free at once) runs on the caller's thread
-instead, under a lock that keeps the writer's connection to one user at a time: a chain of
-transitions (a lane's handover, an event's first call) then skips two thread handoffs, about
-0.3-0.6 ms each. Busy, jobs queue for group commit as before: the caller never waits on a lock
-(busy_timeout) in place of the writer, and never goes ahead of a job queued before it.
 """
 
 import asyncio
 import logging
 import queue
-import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -49,7 +41,6 @@ PG_GROUP = 1
 PG_WRITERS = 1
 WRITER = "weir_writer"
 COMMIT_SOON = "weir_commit_soon"  # conn.info: a job whose commit must not wait for other jobs
-BUSY_TIMEOUT_MS = 10_000  # how long the writer thread waits for another process's write lock
 
 
 def commit_soon(conn: Connection) -> None:
@@ -107,7 +98,7 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA busy_timeout=10000")
         cursor.execute("PRAGMA foreign_keys=OFF")
         cursor.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
         cursor.close()
@@ -117,8 +108,6 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         # The writer takes the write lock up front; readers take a snapshot only. Sent on the
         # driver's connection: through `exec_driver_sql` it cost more than most statements.
         driver = conn.connection.driver_connection
-        if driver.in_transaction:  # type: ignore[union-attr]
-            return  # begun already, without waiting for the lock (`Database._begin_now`)
         driver.execute("BEGIN IMMEDIATE" if conn.info.get(WRITER) else "BEGIN")  # type: ignore[union-attr]
 
 
@@ -132,68 +121,25 @@ class Database:
         # SQLite: the log is folded into the file by a thread of its own (store/checkpoint.py)
         self.checkpointer = Checkpointer(engine) if sqlite else None
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
-        # SQLite: the writer's connection, for a job run on its caller's thread while the
-        # writer is idle; `_using` keeps it to one thread at a time, and `_queued` counts the
-        # jobs put on the queue and not yet done (a job queued first is never overtaken).
-        self._using = threading.Lock()
-        self._counting = threading.Lock()
-        self._queued = 0
-        self.ran_here = 0  # jobs run on their caller's thread (a figure for tests and benches)
         count = 1 if sqlite else PG_WRITERS
-        # SQLite's one writer connection is opened here, so a first job may run at once
-        self._conn = self._writer_connection() if sqlite else None
         self.writers = [
-            threading.Thread(
-                target=self._write_loop, args=(self._conn,), name=f"weir-writer-{i}", daemon=True
-            )
+            threading.Thread(target=self._write_loop, name=f"weir-writer-{i}", daemon=True)
             for i in range(count)
         ]
         for writer in self.writers:
             writer.start()
 
-    async def write(self, job: Job[T], *, here: bool = False) -> T:
-        """Run `job` in a transaction of its own or in a group. `here`: the caller would rather
-        run it on its own thread if the writer is idle (little else going on: group commit
-        has nothing to group, and the handoffs are the cost)."""
-        if here and (ran := self._run_here(job)) is not None:
-            # A write yields to the loop, wherever it ran: callers that loop on writes (the
-            # scheduler's claims) let the tasks they started run, as they always did.
-            await asyncio.sleep(0)
-            return ran.result()
-        pending = self._queue(job)
+    async def write(self, job: Job[T]) -> T:
+        pending = _Pending(job)
+        self._jobs.put(pending)
         result: T = await asyncio.wrap_future(pending.future)
         return result
 
-    def write_sync(self, job: Job[T], *, here: bool = False) -> T:
-        if here and (ran := self._run_here(job)) is not None:
-            return ran.result()
-        result: T = self._queue(job).future.result()
-        return result
-
-    def _queue(self, job: Job[T]) -> _Pending:
+    def write_sync(self, job: Job[T]) -> T:
         pending = _Pending(job)
-        with self._counting:
-            self._queued += 1
         self._jobs.put(pending)
-        return pending
-
-    def _run_here(self, job: Job[T]) -> "Future[T] | None":
-        """The job's outcome if it ran on this thread: the writer idle and the write lock
-        free at once; None if it must queue."""
-        if self._conn is None or self._queued or not self._using.acquire(blocking=False):
-            return None
-        try:
-            conn = self._conn
-            if conn is None or self._queued or not _begin_now(conn):
-                return None
-            pending = _Pending(job)
-            self._run_alone(conn, pending)
-            self.ran_here += 1
-        finally:
-            self._using.release()
-        if self.checkpointer is not None:
-            self.checkpointer.committed()
-        return pending.future
+        result: T = pending.future.result()
+        return result
 
     async def read(self, job: Job[T]) -> T:
         return await asyncio.to_thread(self.read_sync, job)
@@ -211,33 +157,24 @@ class Database:
             self.checkpointer.stop()
         self.engine.dispose()
 
-    def _writer_connection(self) -> Connection:
+    def _write_loop(self) -> None:
         conn = self.engine.connect()
         conn.info[WRITER] = True
         if self.checkpointer is not None:
             # on the driver's connection: through SQLAlchemy it would begin a transaction
             conn.connection.driver_connection.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
-        return conn
-
-    def _write_loop(self, conn: Connection | None = None) -> None:
-        conn = conn or self._writer_connection()
         try:
-            while (first := self._jobs.get()) is not None:
-                # The rest of the group is taken once the connection is the writer's: jobs
-                # queued behind one running on its caller's thread join this group.
-                with self._using:
-                    group = self._take_group(first)
-                    self._run_group(conn, group)
-                with self._counting:
-                    self._queued -= len(group)
+            while (group := self._take_group()) is not None:
+                self._run_group(conn, group)
                 if self.checkpointer is not None:
                     self.checkpointer.committed()
         finally:
-            with self._using:
-                self._conn = None
-                conn.close()
+            conn.close()
 
-    def _take_group(self, first: _Pending) -> list[_Pending]:
+    def _take_group(self) -> list[_Pending] | None:
+        first = self._jobs.get()
+        if first is None:
+            return None
         group = [first]
         while len(group) < self._max_group:
             try:
@@ -325,20 +262,6 @@ class Database:
             cursor.execute(f"RELEASE SAVEPOINT {JOB_SAVEPOINT}")
             return pending, value, None
         raise AssertionError("unreachable")
-
-
-def _begin_now(conn: Connection) -> bool:
-    """Begin the writer's transaction (`BEGIN IMMEDIATE`) only if the write lock is free now:
-    False, nothing begun, if another process holds it (the writer thread waits for it)."""
-    driver = conn.connection.driver_connection
-    driver.execute("PRAGMA busy_timeout=0")  # type: ignore[union-attr]
-    try:
-        driver.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
-    except sqlite3.OperationalError:  # SQLITE_BUSY: "database is locked"
-        return False
-    finally:
-        driver.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # type: ignore[union-attr]
-    return True
 
 
 def sqlstate(exc: DBAPIError) -> str | None:

@@ -2,7 +2,6 @@
 savepoint; several on PostgreSQL, one job per transaction), and readers beside them."""
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -273,84 +272,3 @@ def test_close_stops_every_writer(database_url: str) -> None:
     assert len(writers) == (1 if database_url.startswith("sqlite") else PG_WRITERS)
     db.close()
     assert not any(w.is_alive() for w in writers)
-
-
-@GROUPED
-def test_a_job_finding_the_writer_idle_runs_on_its_callers_thread(store: Store) -> None:
-    threads: list[int] = []
-
-    def where(conn: Connection) -> str:
-        threads.append(threading.get_ident())
-        return put("here")(conn)
-
-    before = store.db.ran_here
-    assert store.db.write_sync(where, here=True) == "here"
-    assert threads == [threading.get_ident()]
-    assert store.db.ran_here == before + 1
-    assert keys_in(store) == ["here"]  # committed, as on the writer thread
-
-
-@GROUPED
-def test_a_job_not_asked_to_run_here_goes_to_the_writer_thread(store: Store) -> None:
-    threads: list[int] = []
-    before = store.db.ran_here
-    store.write(lambda conn: threads.append(threading.get_ident()))
-    assert threads and threads != [threading.get_ident()]
-    assert store.db.ran_here == before
-
-
-@GROUPED
-def test_a_job_never_goes_ahead_of_one_queued_before_it(store: Store) -> None:
-    order: list[str] = []
-
-    def noted(name: str) -> Callable[[Connection], str]:
-        def job(conn: Connection) -> str:
-            order.append(name)
-            return put(name)(conn)
-
-        return job
-
-    # Hold the writer's connection as a job running on another thread would: `first` queues,
-    # and stays queued until it is let go.
-    with ThreadPoolExecutor(1) as pool:
-        with store.db._using:
-            first = pool.submit(store.write, noted("first"))
-            _wait_until_counted(store, 1)
-        # The connection is free again, but `first` is still to run: `second` queues behind it.
-        assert store.db.write_sync(noted("second"), here=True) == "second"
-        assert first.result(WAIT_S) == "first"
-    assert order == ["first", "second"]
-    assert keys_in(store) == ["first", "second"]
-
-
-@GROUPED
-async def test_a_write_lock_held_elsewhere_queues_the_job_and_never_blocks_the_loop(
-    store: Store,
-) -> None:
-    """Another process's transaction holds SQLite's write lock: the job goes to the writer
-    thread, which waits for the lock, while the caller's event loop goes on."""
-    other = sqlite3.connect(store.url.removeprefix("sqlite:///"), isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    before = store.db.ran_here
-    write = asyncio.ensure_future(store.db.write(put("after-the-lock"), here=True))
-    ticks = 0
-    while ticks < 20:  # the loop turns while the job waits for the lock
-        await asyncio.sleep(0.01)
-        ticks += 1
-    assert not write.done()
-    other.execute("COMMIT")
-    other.close()
-    assert await asyncio.wait_for(write, WAIT_S) == "after-the-lock"
-    assert store.db.ran_here == before  # it ran on the writer thread
-    _wait_until_counted(store, 0, at_most=True)  # the writer counts it done after its commit
-    # the wait left no short busy timeout behind
-    assert store.db.write_sync(put("now-here"), here=True) == "now-here"
-    assert store.db.ran_here == before + 1
-
-
-def _wait_until_counted(store: Store, n: int, *, at_most: bool = False) -> None:
-    for _ in range(1000):
-        if (store.db._queued <= n) if at_most else (store.db._queued >= n):
-            return
-        threading.Event().wait(0.005)
-    raise AssertionError(f"{n} jobs were not queued")

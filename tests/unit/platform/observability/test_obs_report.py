@@ -1,6 +1,5 @@
 """Notes of real transitions, reported after the commit: log lines with ids, and counters."""
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,12 +31,6 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     upgrade(engine)
     yield engine
     engine.dispose()
-
-
-async def reported() -> None:
-    """Platform.write reports in a timer due at once (after the calls it lets go out): a
-    later timer runs after it."""
-    await asyncio.sleep(0.01)
 
 
 def registry() -> Registry:
@@ -146,7 +139,6 @@ async def test_a_transition_that_rolls_back_is_neither_counted_nor_logged(
         with caplog.at_level(logging.DEBUG, logger="weir.runs"):
             with pytest.raises(RuntimeError):
                 await weir.write(accept_then_fail)
-            await reported()
             assert (
                 weir.metrics.registry.get_sample_value(
                     "weir_events_accepted_total", {"source": "sent"}
@@ -154,7 +146,6 @@ async def test_a_transition_that_rolls_back_is_neither_counted_nor_logged(
                 is None
             )
             ids = await weir.write(lambda tx: events.accept(tx, [incoming]))
-            await reported()
     finally:
         weir.db.close()
     assert (
