@@ -122,9 +122,12 @@ class Platform:
             self.driver.remember_events(holder[0].trigger_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
-        if holder:
-            report(holder[0].notes, self.metrics, self.function_slug)
+        if holder and holder[0].notes:
             self._abort_cancelled(holder[0].notes)
+            # Logged and counted once the caller has gone on: a run's next call (or an event's
+            # first calls) goes out first, and the lines are written while the app answers.
+            notes = holder[0].notes
+            asyncio.get_running_loop().call_soon(report, notes, self.metrics, self.function_slug)
         return result
 
     def _abort_cancelled(self, done: list[Note]) -> None:

@@ -133,7 +133,9 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[Event]] = {}
-        self._calls: dict[str, set[asyncio.Task[RawResponse]]] = {}  # run id -> its requests
+        # run id -> the tasks awaiting its requests; `_aborted`: those `abort` cancelled
+        self._calls: dict[str, set[asyncio.Task[Any]]] = {}
+        self._aborted: set[asyncio.Task[Any]] = set()
         self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
         self._keeping = threading.Lock()
 
@@ -187,8 +189,10 @@ class Driver:
     def abort(self, run_id: str) -> None:
         """The run was cancelled: its requests in flight are moot, so they end now (and free
         their workers) instead of running on for up to the app timeout."""
-        for request in self._calls.get(run_id, ()):
-            request.cancel()
+        for waiting in self._calls.get(run_id, ()):
+            if waiting not in self._aborted:
+                self._aborted.add(waiting)
+                waiting.cancel()  # it is suspended inside its request: the error lands there
 
     async def call(self, item: q.Claimed) -> Answered | None:
         """POST the item's call; its outcome, or None when there is nothing to apply (the
@@ -265,19 +269,26 @@ class Driver:
         self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]
     ) -> RawResponse | None:
         """POST the request (over HTTP, or a Connect worker's socket), abortable through
-        `abort`; None if it was aborted."""
-        request = asyncio.ensure_future(self._carry(item, fn, body, headers))
+        `abort`; None if it was aborted.
+
+        The request is awaited in the caller's own task, not in one of its own: a new task
+        would start only on the loop's next turn, behind every callback already waiting
+        (the log lines of the transition that claimed this call among them). `abort`
+        cancels the caller's task while it waits here, and the cancellation is taken back
+        below."""
+        task = asyncio.current_task()
+        assert task is not None
         calls = self._calls.setdefault(item.run_id or "", set())
-        calls.add(request)
+        calls.add(task)
         try:
-            return await request
+            return await self._carry(item, fn, body, headers)
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # this task itself is cancelled (shutdown), not only its request
+            if task not in self._aborted or task.uncancel() > 0:
+                raise  # the task itself is cancelled (shutdown), not only its request
             return None
         finally:
-            calls.discard(request)
+            self._aborted.discard(task)
+            calls.discard(task)
             if not calls:
                 self._calls.pop(item.run_id or "", None)
 

@@ -20,7 +20,10 @@ def report(notes: Iterable[n.Note], metrics: Metrics, slug: Callable[[str], str]
         if log.isEnabledFor(level):
             fields: dict[str, Any] = {"function": function} if function else {}
             extra = {"ids": note.ids(), "fields": {**fields, **note.fields}}
-            log.log(level, message, extra=extra)
+            # Made here rather than through `log.log`, which also walks the stack for the
+            # caller's file and line: no format of Weir's writes them, and a line is logged
+            # for every run that starts and ends.
+            log.handle(log.makeRecord(log.name, level, "", 0, message, (), None, extra=extra))
 
 
 def describe(note: n.Note) -> tuple[int, str]:

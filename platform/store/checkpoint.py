@@ -48,6 +48,10 @@ class Checkpointer:
 
     def committed(self) -> None:
         """Called by the writer after a commit: a checkpoint follows shortly."""
+        if self._pending:
+            # A pass is due and folds in this commit's frames too; notifying again would wake
+            # the thread (waiting out DELAY_S) for nothing, on every commit.
+            return
         with self._wake:
             self._pending = True
             self._wake.notify()

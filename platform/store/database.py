@@ -17,14 +17,14 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from weir.platform.store.checkpoint import JOURNAL_SIZE_LIMIT, Checkpointer
+from weir.platform.store.replies import LoopReply, Outcome, Reply, ThreadReply, deliver
 
 T = TypeVar("T")
 Job = Callable[[Connection], T]
@@ -56,10 +56,10 @@ JOB_SAVEPOINT = "weir_job"  # each job of a group runs under it, so a failing jo
 TRANSIENT = frozenset({"40001", "40P01", "23505"})
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class _Pending:
     job: Callable[[Connection], Any]
-    future: Future[Any] = field(default_factory=Future)
+    reply: Reply
 
 
 def is_sqlite(url: str) -> bool:
@@ -130,15 +130,15 @@ class Database:
             writer.start()
 
     async def write(self, job: Job[T]) -> T:
-        pending = _Pending(job)
-        self._jobs.put(pending)
-        result: T = await asyncio.wrap_future(pending.future)
-        return result
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        self._jobs.put(_Pending(job, LoopReply(loop, waiter)))
+        return await waiter
 
     def write_sync(self, job: Job[T]) -> T:
-        pending = _Pending(job)
-        self._jobs.put(pending)
-        result: T = pending.future.result()
+        reply = ThreadReply()
+        self._jobs.put(_Pending(job, reply))
+        result: T = reply.future.result()
         return result
 
     async def read(self, job: Job[T]) -> T:
@@ -191,29 +191,22 @@ class Database:
         if len(group) == 1:
             self._run_alone(conn, group[0])
             return
-        results: list[tuple[_Pending, Any, BaseException | None]] = []
+        results: list[Outcome] = []
         ran = group
         try:
             with conn.begin():
                 for i, pending in enumerate(group):
                     # A caller cancelled before its job ran (a task stopped at shutdown) gave
                     # it up: skip it. Once running, it can no longer be cancelled.
-                    if pending.future.set_running_or_notify_cancel():
+                    if pending.reply.start():
                         results.append(self._run_one(conn, pending))
                         if conn.info.pop(COMMIT_SOON, False):
                             ran = group[: i + 1]
                             break
         except BaseException as exc:  # the commit itself failed: nothing of the group holds
             log.exception("group commit failed")
-            for pending in ran:
-                if not pending.future.done():
-                    pending.future.set_exception(exc)
-        else:
-            for pending, value, error in results:
-                if error is None:
-                    pending.future.set_result(value)
-                else:
-                    pending.future.set_exception(error)
+            results = [(pending.reply, None, exc) for pending in ran]  # every caller still waiting
+        deliver(results)
         if len(ran) < len(group):  # a job asked for its commit: the rest follow in their own
             self._run_group(conn, group[len(ran) :])
 
@@ -222,7 +215,7 @@ class Database:
         """A group of one job: the transaction is the job's own, so it needs no savepoint (two
         statements fewer): a failing job rolls the transaction back, as its savepoint would,
         and a job that lost a race runs again in a new one (a race lost at the commit too)."""
-        if not pending.future.set_running_or_notify_cancel():
+        if not pending.reply.start():
             return
         for attempt in range(1, RETRIES + 1):
             try:
@@ -236,13 +229,13 @@ class Database:
                     continue
                 if not isinstance(exc, Exception):
                     log.exception("group commit failed")
-                pending.future.set_exception(exc)
+                deliver([(pending.reply, None, exc)])
                 return
-            pending.future.set_result(value)
+            deliver([(pending.reply, value, None)])
             return
 
     @staticmethod
-    def _run_one(conn: Connection, pending: _Pending) -> tuple[_Pending, Any, BaseException | None]:
+    def _run_one(conn: Connection, pending: _Pending) -> Outcome:
         # The job's savepoint is set on the driver's cursor: through SQLAlchemy (begin_nested)
         # setting and releasing it cost more Python than most jobs' own statements.
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
@@ -258,9 +251,9 @@ class Database:
                 if isinstance(exc, DBAPIError) and attempt < RETRIES and lost_race(exc):
                     log.info("job lost a race (%s), running it again", sqlstate(exc))
                     continue
-                return pending, None, exc
+                return pending.reply, None, exc
             cursor.execute(f"RELEASE SAVEPOINT {JOB_SAVEPOINT}")
-            return pending, value, None
+            return pending.reply, value, None
         raise AssertionError("unreachable")
 
 

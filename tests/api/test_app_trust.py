@@ -197,6 +197,10 @@ def test_cancelling_a_run_aborts_its_call_at_once(database_url: str) -> None:
         platform = weir.client.app.state.platform  # type: ignore[attr-defined]
         wait_for(lambda: weir.evil.calls.get("hang_aborted") == 1, timeout=3)
         wait_for(lambda: not platform.scheduler.inflight, timeout=3)
+        # The worker itself finished the aborted call's item: the abort's cancellation of
+        # its task was taken back, not left to kill it at its next await.
+        count = "SELECT count(*) FROM queue"
+        assert platform.db.read_sync(lambda c: c.execute(text(count)).scalar()) == 0
         time.sleep(0.3)
         assert weir.evil.calls["hang"] == 1  # not retried
         assert status(weir, event_id) == "Cancelled"

@@ -272,3 +272,56 @@ def test_close_stops_every_writer(database_url: str) -> None:
     assert len(writers) == (1 if database_url.startswith("sqlite") else PG_WRITERS)
     db.close()
     assert not any(w.is_alive() for w in writers)
+
+
+@GROUPED
+async def test_a_coroutine_cancelled_before_its_job_runs_gives_the_job_up(store: Store) -> None:
+    blocker = Blocker()
+    held = asyncio.ensure_future(store.db.write(blocker.job))
+    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
+    given_up = asyncio.ensure_future(store.db.write(put("never")))
+    kept = asyncio.ensure_future(store.db.write(put("kept")))
+    await asyncio.sleep(0)  # both jobs are queued behind the blocker
+    given_up.cancel()
+    blocker.release.set()
+    assert await kept == "kept"
+    await held
+    assert given_up.cancelled()
+    assert keys_in(store) == ["kept"]
+
+
+async def test_a_coroutine_cancelled_while_its_job_runs_still_commits_it(store: Store) -> None:
+    blocker = Blocker()
+
+    def job(conn: Connection) -> str:
+        blocker.job(conn)
+        return put("ran")(conn)
+
+    task = asyncio.ensure_future(store.db.write(job))
+    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
+    task.cancel()  # the job is running: it cannot be taken back, so it commits
+    blocker.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await store.db.write(put("after")) == "after"  # the writer went on
+    assert keys_in(store) == ["after", "ran"]
+
+
+@GROUPED
+async def test_a_fatal_error_in_a_group_reaches_every_coroutine_of_the_group(store: Store) -> None:
+    blocker = Blocker()
+
+    def fatal(conn: Connection) -> None:
+        raise Fatal("stop")
+
+    held = asyncio.ensure_future(store.db.write(blocker.job))
+    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
+    grouped = [store.db.write(put("a")), store.db.write(fatal), store.db.write(put("b"))]
+    waiting = asyncio.gather(*grouped, return_exceptions=True)
+    await asyncio.to_thread(_wait_until_queued, store, 3)
+    blocker.release.set()
+    await held
+    outcomes = await asyncio.wait_for(waiting, WAIT_S)
+    assert [type(o) for o in outcomes] == [Fatal, Fatal, Fatal]  # none of them committed
+    assert keys_in(store) == []
+    assert await store.db.write(put("after")) == "after"

@@ -1,5 +1,6 @@
 """Notes of real transitions, reported after the commit: log lines with ids, and counters."""
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,6 +147,7 @@ async def test_a_transition_that_rolls_back_is_neither_counted_nor_logged(
                 is None
             )
             ids = await weir.write(lambda tx: events.accept(tx, [incoming]))
+            await asyncio.sleep(0)  # the report follows on the loop's next turn
     finally:
         weir.db.close()
     assert (
