@@ -294,7 +294,7 @@ def finish_run(
     status = RunStatus(status)
     stored = error if status != RunStatus.COMPLETED else output
     run_records.finish(tx.conn, run_id, status, tx.now, stored, started_at=started_at)
-    q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
+    tx.calls_in_flight[run_id] = q.remove_run_items(tx.conn, run_id, keep_item, tx.now)
     said = {"status": status, **error_fields(error)}
     tx.notes.append(run_note(notes.RUN_FINISHED, run, **said))
     wait_records.delete_run_waits(tx.conn, run_id)

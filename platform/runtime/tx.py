@@ -36,6 +36,9 @@ class Tx:
     notes: list[Note] = field(default_factory=list)  # logged and counted after the commit
     # Runs ended here; `finish_hooks.settle` applies what that sets off before the commit.
     ended: list[Ended] = field(default_factory=list)
+    # Of each run ended here, when the latest lease of its calls in flight ends (None: none
+    # is), read as it ended: what a FIFO lane's handover waits for (`flow.fifo.leave`).
+    calls_in_flight: dict[str, int | None] = field(default_factory=dict)
     # The run whose next call this transaction may claim for its caller to make at once (see
     # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
     # The trigger events of the runs created here (the executor keeps them for their calls).

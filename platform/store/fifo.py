@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, func, insert, select, update
+from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store import dialect
 from weir.platform.store.fast import Fast
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import fifo_lanes, fifo_members, queue
@@ -79,6 +80,31 @@ _POP_FIRST = Fast(
     delete(fifo_members)
     .where(fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _FIRST_SEQ)
     .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
+)
+# SQLite's single writer: nobody joins the line while the holder leaves, so the holder hands
+# the lane to the first in line in one update (then that member's row goes). On PostgreSQL
+# the line is read by a statement of its own once the lane's lock is taken: a subquery of
+# the update would read the line as it stood before the wait, missing a run queued meanwhile.
+_IN_LINE = exists().where(fifo_members.c.lane == _p("lane"))
+_PASS_ON = Fast(
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run"))
+    .values(
+        holder=select(fifo_members.c.run_id)
+        .where(fifo_members.c.lane == _p("lane"))
+        .order_by(fifo_members.c.seq)
+        .limit(1)
+        .scalar_subquery(),
+        fence=case((_IN_LINE, fifo_lanes.c.fence + 1), else_=fifo_lanes.c.fence),
+        held_since=case((_IN_LINE, _p("now")), else_=fifo_lanes.c.held_since),
+        queued=case((_IN_LINE, fifo_lanes.c.queued - 1), else_=fifo_lanes.c.queued),
+    )
+    .returning(fifo_lanes.c.holder, fifo_lanes.c.fence)
+)
+_TAKE_MEMBER = Fast(
+    delete(fifo_members)
+    .where(fifo_members.c.lane == _p("lane"), fifo_members.c.run_id == _p("run"))
+    .returning(fifo_members.c.start_at, fifo_members.c.payload)
 )
 _DROP_RUN = Fast(delete(fifo_members).where(fifo_members.c.run_id == _p("run")))
 _DEQUEUED = Fast(
@@ -166,6 +192,8 @@ def holder(conn: Connection, lane: str) -> str | None:
 def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> Handoff | None:
     """An ended run leaves its lane. If it held the lane, the next run in line gets it (and a
     new fence), or the lane is free; a run that ended while queued just leaves the line."""
+    if not dialect.is_postgres(conn):
+        return _pass_on(conn, lane, run_id, now)
     row = _LET_GO.first(conn, {"b_lane": lane, "b_run": run_id})
     if row is None or row.holder is not None:
         if _DROP_RUN.rowcount(conn, {"b_run": run_id}):  # it was queued, not the holder
@@ -177,6 +205,19 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
     hold = {"b_lane": lane, "b_holder": nxt.run_id, "b_now": now}
     fence = _HOLD.scalar(conn, hold)
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
+
+
+def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Handoff | None:
+    """`leave` in two statements where one writer has the store (see `_PASS_ON`)."""
+    row = _PASS_ON.first(conn, {"b_lane": lane, "b_run": run_id, "b_now": now})
+    if row is None:  # not the holder: a run that ended while queued leaves the line
+        if _DROP_RUN.rowcount(conn, {"b_run": run_id}):
+            _DEQUEUED.run(conn, {"b_lane": lane})
+        return None
+    if row.holder is None:
+        return None  # nobody in line: the lane stays free
+    nxt = _TAKE_MEMBER.first(conn, {"b_lane": lane, "b_run": row.holder})
+    return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json.loads(nxt.payload))
 
 
 def in_flight_until(conn: Connection, run_id: str) -> int | None:

@@ -51,6 +51,7 @@ from weir.platform.store.due_lanes import due_lanes
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes, queue, slots
+from weir.platform.vocabulary import QueueKind
 
 TIMER_LANE = "~timers"
 # Lease tokens: unique, not secret. A random prefix per process and a counter: no system call
@@ -265,8 +266,8 @@ _EXTEND_SLOT = Fast(
     .values(expires_at=_p("until"))
 )
 _RUN_ITEMS = Fast(
-    select(queue.c.id, queue.c.lane).where(
-        queue.c.run_id == _p("run"), queue.c.lease_owner.is_(None)
+    select(queue.c.id, queue.c.kind, queue.c.lease_owner, queue.c.available_at).where(
+        queue.c.run_id == _p("run")
     )
 )
 _DELETE_ITEM = Fast(delete(queue).where(queue.c.id == _p("id")))
@@ -686,14 +687,21 @@ def extend(conn: Connection, items: list[Claimed], until: int) -> None:
             _EXTEND_SLOT.run(conn, {"b_key": key, "b_id": item.id, "b_until": until})
 
 
-def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> None:
-    """Drop every queued item of a finished run (but the one finishing it)."""
+def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) -> int | None:
+    """Drop every queued item of a finished run (but the one finishing it); returns when the
+    latest lease of its calls still in flight ends (None if none is), as `fifo.in_flight_until`
+    would, from the same read (a laned run's end asks it next)."""
     # Items in flight stay: their holder finishes them (freeing their slots only when the call
     # really ends), sees the run has ended and moves it no further.
     # Their lanes stay as they are: removing items never makes a lane due too late (`finish`).
+    latest: int | None = None
     for row in _RUN_ITEMS.all(conn, {"b_run": run_id}):
-        if row.id != keep:
+        if row.lease_owner is not None:
+            if row.kind == QueueKind.EXEC:
+                latest = max(latest or row.available_at, int(row.available_at))
+        elif row.id != keep:
             _DELETE_ITEM.run(conn, {"b_id": row.id})
+    return latest
 
 
 def remove_by_dedupe(conn: Connection, dedupe: str) -> None:

@@ -36,6 +36,22 @@ def test_the_first_run_holds_a_free_lane_and_the_rest_wait_in_order(store: Store
     assert store.rows("SELECT count(*) FROM fifo_members") == [(0,)]
 
 
+def test_a_handoff_keeps_the_lanes_count_in_line_and_dates_the_new_hold(store: Store) -> None:
+    for n in (1, 2, 3):
+        join(store, f"r{n}")
+
+    def lane_row() -> tuple[object, ...]:
+        [row] = store.rows("SELECT holder, fence, queued, held_since FROM fifo_lanes")
+        return tuple(row)
+
+    assert store.write(lambda c: fifo.leave(c, LANE, "r1", now=500)) is not None
+    assert lane_row() == ("r2", 2, 1, 500)
+    assert leave(store, "r3") is None  # left the line: one fewer in it, the hold unchanged
+    assert lane_row() == ("r2", 2, 0, 500)
+    assert store.write(lambda c: fifo.leave(c, LANE, "r2", now=900)) is None
+    assert lane_row() == (None, 2, 0, 500)  # free: the fence stays for the next holder
+
+
 def test_the_fence_never_goes_back_even_after_the_lane_emptied(store: Store) -> None:
     tokens = []
     for n in range(5):

@@ -86,7 +86,10 @@ def leave(tx: Tx, run: Run) -> None:
     if not isinstance(lane, dict):
         return
     lane_hash = str(lane["hash"])
-    leased = fifo.in_flight_until(tx.conn, run.id)
+    if run.id in tx.calls_in_flight:  # read as the run ended, in this transaction
+        leased = tx.calls_in_flight.pop(run.id)
+    else:  # the lane's timer, after a call that was in flight
+        leased = fifo.in_flight_until(tx.conn, run.id)
     if leased is not None and fifo.holder(tx.conn, lane_hash) == run.id:
         _arm(tx, run, leased)
         return
