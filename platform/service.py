@@ -281,8 +281,11 @@ class Platform:
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
         skip = self.scheduler.skip_lanes(item)
         lease_ms = self.settings.lease_ms
+        events = self.driver.known_events(item.run_id or "")
 
         def apply(tx: Tx) -> q.Claimed | None:
+            if events is not None:
+                tx.known_events[item.run_id or ""] = events
             more = not self._stop.is_set()
             nxt = continuation.apply_answer(
                 tx, item, fn, outcome, timing, lease_ms=lease_ms, skip=skip, take_next=more

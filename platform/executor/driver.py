@@ -13,7 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import rfc8785
 from sqlalchemy import Connection, select
@@ -146,6 +146,14 @@ class Driver:
             plain = _plain(by_run, run_id)
             if plain is not None:
                 self._keep_events(run_id, plain)
+
+    def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
+        """The run's trigger events as its calls send them, if held here and all parsed (a
+        large event is held as bytes)."""
+        events = self._events.get(run_id)
+        if events is None or not all(type(event) is dict for event in events):
+            return None
+        return cast(list[dict[str, Any]], events)
 
     def _keep_events(self, run_id: str, events: list[Event]) -> None:
         if len(self._events) >= EVENTS_CACHED:

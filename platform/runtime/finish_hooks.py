@@ -37,7 +37,7 @@ def after_finish(
         memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
         parent = resolve_parent(tx, run.correlation_id, memo)
     flow.after_finish(tx, run)
-    trigger_events = event_records.load_event_payloads(tx.conn, list(run.event_ids))
+    trigger_events = _trigger_events(tx, run)
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
     if status == RunStatus.FAILED:
@@ -46,6 +46,14 @@ def after_finish(
     if parent is not None:  # the finished event is what the invoking parent waited for
         words = f"handed run {run.id}'s result to the run that invoked it"
         note_effect(tx, finished, parent, EventOutcome.RESUMED, words)
+
+
+def _trigger_events(tx: Tx, run: Run) -> list[dict[str, Any]]:
+    """The run's trigger events: as this transaction or the executor holds them, else read."""
+    held = tx.trigger_events.get(run.id) or tx.known_events.get(run.id)
+    if held is not None and len(held) == len(run.event_ids):
+        return held
+    return event_records.load_event_payloads(tx.conn, list(run.event_ids))
 
 
 def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:

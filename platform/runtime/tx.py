@@ -43,6 +43,9 @@ class Tx:
     # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
     # The trigger events of the runs created here (the executor keeps them for their calls).
     trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The trigger events of runs this transaction moves on, as the executor holds them from
+    # their calls: a run's end builds its finished event without reading them back.
+    known_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     continue_run: str | None = None
     takes_next: bool = False  # the caller takes a due item after this work (apply_answer)
     lease_ms: int = 0
