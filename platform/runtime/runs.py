@@ -291,6 +291,8 @@ def finish_run(
     run = run if run is not None else run_records.get_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
+    if tx.continued_run is not None and tx.continued_run.id == run_id:
+        tx.continued_run = None  # its next call was claimed here, then it ended: read afresh
     status = RunStatus(status)
     stored = error if status != RunStatus.COMPLETED else output
     run_records.finish(tx.conn, run_id, status, tx.now, stored, started_at=started_at)

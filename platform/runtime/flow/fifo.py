@@ -110,8 +110,11 @@ def leave(tx: Tx, run: Run) -> None:
                 nxt.score,
                 payload=handoff.payload,
             )
-            held = {**nxt.keys[LANE], "fence": handoff.fence}
-            run_records.lane_handed(tx.conn, nxt.id, {**nxt.keys, LANE: held})
+            keys = {**nxt.keys, LANE: {**nxt.keys[LANE], "fence": handoff.fence}}
+            run_records.lane_handed(tx.conn, nxt.id, keys)
+            if tx.continued is not None and tx.continued.run_id == nxt.id:
+                # its first call's state need not read the run again (`Tx.continued_run`)
+                tx.continued_run = replace(nxt, keys=keys, waiting=None)
             return
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 

@@ -12,7 +12,7 @@ from sqlalchemy import Connection
 from weir.platform.executor.response import Completed, Op, Ops, Timing
 from weir.platform.functions import Lane
 from weir.platform.ingest import IncomingEvent
-from weir.platform.runtime import continuation, events
+from weir.platform.runtime import continuation, events, runs
 from weir.platform.store import queue as q
 from weir.platform.store import run_records
 from weir.platform.store.queue import Claimed
@@ -192,3 +192,33 @@ def test_a_saved_step_hands_the_next_call_the_run_as_stored(database_url: str) -
     # two ops in one answer: a later one may change the run again, so none is kept
     nxt, same = step_answer(h, nxt, LATER + 2, step_run("c", 1), step_run("d", 2))
     assert nxt is not None and not same
+
+
+def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: str) -> None:
+    h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
+    h.burst(NOON, [{"c": "acme", "i": i} for i in range(2)])
+    item = claim_one(h, NOON)
+    fn = h.registry.by_id[item.function_id or ""]
+    with h.tx(LATER) as tx:
+        nxt = continuation.apply_answer(
+            tx, item, fn, Completed(None), Timing(LATER, LATER), lease_ms=LEASE_MS
+        )
+        assert nxt is not None and nxt.run_id != item.run_id
+        kept = tx.continued_run
+        assert kept is not None and kept == run_records.get_run(tx.conn, nxt.run_id or "")
+        assert kept.keys["lane"]["fence"] == 2 and kept.waiting is None
+
+
+def test_a_run_ended_after_its_next_call_was_claimed_is_read_afresh(database_url: str) -> None:
+    h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
+    h.burst(NOON, [{"c": "acme", "i": i} for i in range(2)])
+    item = claim_one(h, NOON)
+    fn = h.registry.by_id[item.function_id or ""]
+    with h.tx(LATER) as tx:
+        nxt = continuation.apply_answer(
+            tx, item, fn, Completed(None), Timing(LATER, LATER), lease_ms=LEASE_MS
+        )
+        assert nxt is not None and tx.continued_run is not None
+        # e.g. cancelled by the finished event of the run before it, in the same transaction
+        runs.cancel_run(tx, nxt.run_id or "", "cancelled in the same transaction")
+        assert tx.continued_run is None  # its call's state reads the run, and sees it ended
