@@ -5,6 +5,8 @@ an event's first calls are claimed where the event is accepted."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from weir.platform.executor.response import Completed, Op, Ops, Timing
 from weir.platform.functions import Lane
 from weir.platform.ingest import IncomingEvent
 from weir.platform.runtime import continuation, events, runs
+from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store import run_records
 from weir.platform.store.queue import Claimed
@@ -194,7 +197,10 @@ def test_a_saved_step_hands_the_next_call_the_run_as_stored(database_url: str) -
     assert nxt is not None and not same
 
 
-def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: str) -> None:
+@contextmanager
+def handing_over(database_url: str) -> Iterator[tuple[Tx, Claimed]]:
+    """Inside the transaction in which a lane's holder ended and its worker took the lane's
+    next run: that transaction, and the next run's call."""
     h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
     h.burst(NOON, [{"c": "acme", "i": i} for i in range(2)])
     item = claim_one(h, NOON)
@@ -204,21 +210,19 @@ def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: 
             tx, item, fn, Completed(None), Timing(LATER, LATER), lease_ms=LEASE_MS
         )
         assert nxt is not None and nxt.run_id != item.run_id
+        yield tx, nxt
+
+
+def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: str) -> None:
+    with handing_over(database_url) as (tx, nxt):
         kept = tx.continued_run
         assert kept is not None and kept == run_records.get_run(tx.conn, nxt.run_id or "")
         assert kept.keys["lane"]["fence"] == 2 and kept.waiting is None
 
 
 def test_a_run_ended_after_its_next_call_was_claimed_is_read_afresh(database_url: str) -> None:
-    h = Harness(database_url, config(lane=Lane(key="event.data.c", name=None)))
-    h.burst(NOON, [{"c": "acme", "i": i} for i in range(2)])
-    item = claim_one(h, NOON)
-    fn = h.registry.by_id[item.function_id or ""]
-    with h.tx(LATER) as tx:
-        nxt = continuation.apply_answer(
-            tx, item, fn, Completed(None), Timing(LATER, LATER), lease_ms=LEASE_MS
-        )
-        assert nxt is not None and tx.continued_run is not None
+    with handing_over(database_url) as (tx, nxt):
+        assert tx.continued_run is not None
         # e.g. cancelled by the finished event of the run before it, in the same transaction
         runs.cancel_run(tx, nxt.run_id or "", "cancelled in the same transaction")
         assert tx.continued_run is None  # its call's state reads the run, and sees it ended
