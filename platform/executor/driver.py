@@ -291,14 +291,25 @@ class Driver:
         try:
             return await self._carry(item, fn, body, headers)
         except asyncio.CancelledError:
-            if task not in self._aborted or task.uncancel() > 0:
-                raise  # the task itself is cancelled (shutdown), not only its request
-            return None
+            if self._take_back(task):
+                return None
+            raise  # the task itself is cancelled (shutdown), not only its request
         finally:
-            self._aborted.discard(task)
+            # An abort whose cancellation was swallowed on the way (a `wait_for` that already
+            # had its answer) is taken back too: left counted, it would pass a later abort of
+            # this worker's task for a shutdown.
+            self._take_back(task)
             calls.discard(task)
             if not calls:
                 self._calls.pop(item.run_id or "", None)
+
+    def _take_back(self, task: asyncio.Task[Any]) -> bool:
+        """Undo `abort`'s cancellation of `task`; True if nothing else cancels it (False too if
+        `abort` did not cancel it)."""
+        if task not in self._aborted:
+            return False
+        self._aborted.discard(task)
+        return task.uncancel() == 0
 
     async def _carry(
         self, item: q.Claimed, fn: Function, body: bytes, headers: dict[str, str]

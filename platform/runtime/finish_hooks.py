@@ -51,9 +51,15 @@ def after_finish(
 def _trigger_events(tx: Tx, run: Run) -> list[dict[str, Any]]:
     """The run's trigger events: as this transaction or the executor holds them, else read."""
     held = tx.trigger_events.get(run.id) or tx.known_events.get(run.id)
-    if held is not None and len(held) == len(run.event_ids):
+    # A large event is held as a Document (a dict subclass that parses its bytes only when
+    # read): serialized as it stands, it would lose its data. Read those from the store.
+    if held is not None and len(held) == len(run.event_ids) and _all_parsed(held):
         return held
     return event_records.load_event_payloads(tx.conn, list(run.event_ids))
+
+
+def _all_parsed(events: list[dict[str, Any]]) -> bool:
+    return all(type(event) is dict for event in events)
 
 
 def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:

@@ -73,5 +73,13 @@ def _settle_batch(batch: list[_LoopOutcome]) -> None:
             continue
         if error is None:
             waiter.set_result(value)
+        elif isinstance(error, StopIteration):  # a future refuses it: the rest would not hear
+            waiter.set_exception(_stopped(error))
         else:
             waiter.set_exception(error)
+
+
+def _stopped(error: StopIteration) -> RuntimeError:
+    wrapped = RuntimeError(f"the job raised StopIteration: {error!r}")
+    wrapped.__cause__ = error
+    return wrapped

@@ -325,3 +325,27 @@ async def test_a_fatal_error_in_a_group_reaches_every_coroutine_of_the_group(sto
     assert [type(o) for o in outcomes] == [Fatal, Fatal, Fatal]  # none of them committed
     assert keys_in(store) == []
     assert await store.db.write(put("after")) == "after"
+
+
+@GROUPED
+async def test_a_job_raising_stop_iteration_leaves_no_coroutine_of_its_group_waiting(
+    store: Store,
+) -> None:
+    # A future refuses a StopIteration: handed over as it is, it stopped the answers to the
+    # jobs after it in the group.
+    blocker = Blocker()
+
+    def stops(conn: Connection) -> None:
+        raise StopIteration("a generator's end, leaked")
+
+    held = asyncio.ensure_future(store.db.write(blocker.job))
+    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
+    grouped = [store.db.write(put("a")), store.db.write(stops), store.db.write(put("b"))]
+    waiting = asyncio.gather(*grouped, return_exceptions=True)
+    await asyncio.to_thread(_wait_until_queued, store, 3)
+    blocker.release.set()
+    await held
+    first, stopped, last = await asyncio.wait_for(waiting, WAIT_S)
+    assert (first, last) == ("a", "b")
+    assert isinstance(stopped, RuntimeError) and isinstance(stopped.__cause__, StopIteration)
+    assert keys_in(store) == ["a", "b"]

@@ -7,11 +7,14 @@ import json
 from typing import Any
 
 from sqlalchemy import select
+from weir.platform.ingest import LARGE_EVENT_BYTES, parse_large_body
+from weir.platform.runtime import events as events_ops
 from weir.platform.runtime import runs
+from weir.platform.store import run_records
 from weir.platform.store.schema import events
 from weir.platform.vocabulary import SystemEvent
 
-from tests.support.flow_harness import NOON, Harness
+from tests.support.flow_harness import EVENT, NOON, Harness
 
 SDK_ERROR = {"name": "ValueError", "message": "bad", "stack": "Traceback …", "code": "E_BAD"}
 
@@ -53,3 +56,18 @@ def test_a_failure_without_an_answer_repeats_its_message(database_url: str) -> N
         "name": "ConnectionError",
         "message": "calling the app failed",
     }
+
+
+def test_a_large_trigger_event_ends_up_whole_in_the_finished_event(database_url: str) -> None:
+    # The run ends in the transaction that created it: its trigger event is held there as a
+    # Document (a large event, kept as bytes), which must not be written out as it stands.
+    h = Harness(database_url)
+    big = {"blob": "x" * (LARGE_EVENT_BYTES + 10), "n": 1}
+    body = json.dumps({"name": EVENT, "data": big}).encode()
+    with h.tx(NOON) as tx:
+        [event_id] = events_ops.accept(tx, parse_large_body(body, NOON))
+        [run] = run_records.runs_for_event(tx.conn, event_id)
+        runs.cancel_run(tx, run.id, "at once")
+    finished = emitted(h, SystemEvent.FUNCTION_FINISHED)
+    assert finished["event"]["data"] == big
+    assert finished["events"][0]["id"] == event_id
