@@ -11,7 +11,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -112,10 +112,15 @@ PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds
 def _plain(created: dict[str, list[dict[str, Any]]] | None, run_id: str) -> list[Event] | None:
     """A new run's trigger events as its first call sends them, unless one is a large event
     (a Document, sent as canonical bytes made in a worker: read back like any other)."""
-    events = None if created is None else created.get(run_id)
+    events = parsed_events(None if created is None else created.get(run_id))
+    return None if events is None else list[Event](events)
+
+
+def parsed_events(events: Sequence[object] | None) -> list[dict[str, Any]] | None:
+    """`events` if every one is a parsed event (a plain dict: not a Document, nor bytes)."""
     if events is None or not all(type(event) is dict for event in events):
         return None
-    return list[Event](events)
+    return cast(list[dict[str, Any]], events)
 
 
 class Driver:
@@ -150,10 +155,7 @@ class Driver:
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a
         large event is held as bytes)."""
-        events = self._events.get(run_id)
-        if events is None or not all(type(event) is dict for event in events):
-            return None
-        return cast(list[dict[str, Any]], events)
+        return parsed_events(self._events.get(run_id))
 
     def _keep_events(self, run_id: str, events: list[Event]) -> None:
         if len(self._events) >= EVENTS_CACHED:

@@ -8,6 +8,7 @@ admits a singleton run that cancels another), so it goes on until none is left.
 
 from typing import Any
 
+from weir.platform.executor.driver import parsed_events
 from weir.platform.runtime import events, flow
 from weir.platform.runtime.invoke import resolve_parent
 from weir.platform.runtime.runs import NO_FOLLOW_UP, note_effect
@@ -53,13 +54,10 @@ def _trigger_events(tx: Tx, run: Run) -> list[dict[str, Any]]:
     held = tx.trigger_events.get(run.id) or tx.known_events.get(run.id)
     # A large event is held as a Document (a dict subclass that parses its bytes only when
     # read): serialized as it stands, it would lose its data. Read those from the store.
-    if held is not None and len(held) == len(run.event_ids) and _all_parsed(held):
-        return held
+    parsed = parsed_events(held)
+    if parsed is not None and len(parsed) == len(run.event_ids):
+        return parsed
     return event_records.load_event_payloads(tx.conn, list(run.event_ids))
-
-
-def _all_parsed(events: list[dict[str, Any]]) -> bool:
-    return all(type(event) is dict for event in events)
 
 
 def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:

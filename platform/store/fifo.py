@@ -195,9 +195,8 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
     if not dialect.is_postgres(conn):
         return _pass_on(conn, lane, run_id, now)
     row = _LET_GO.first(conn, {"b_lane": lane, "b_run": run_id})
-    if row is None or row.holder is not None:
-        if _DROP_RUN.rowcount(conn, {"b_run": run_id}):  # it was queued, not the holder
-            _DEQUEUED.run(conn, {"b_lane": lane})
+    if row is None or row.holder is not None:  # not the holder
+        _leave_line(conn, lane, run_id)
         return None
     nxt = _POP_FIRST.first(conn, {"b_lane": lane})
     if nxt is None:
@@ -210,14 +209,19 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
 def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Handoff | None:
     """`leave` in two statements where one writer has the store (see `_PASS_ON`)."""
     row = _PASS_ON.first(conn, {"b_lane": lane, "b_run": run_id, "b_now": now})
-    if row is None:  # not the holder: a run that ended while queued leaves the line
-        if _DROP_RUN.rowcount(conn, {"b_run": run_id}):
-            _DEQUEUED.run(conn, {"b_lane": lane})
+    if row is None:  # not the holder
+        _leave_line(conn, lane, run_id)
         return None
     if row.holder is None:
         return None  # nobody in line: the lane stays free
     nxt = _TAKE_MEMBER.first(conn, {"b_lane": lane, "b_run": row.holder})
     return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json.loads(nxt.payload))
+
+
+def _leave_line(conn: Connection, lane: str, run_id: str) -> None:
+    """A run that ended while queued leaves the line (if it is in it)."""
+    if _DROP_RUN.rowcount(conn, {"b_run": run_id}):
+        _DEQUEUED.run(conn, {"b_lane": lane})
 
 
 def in_flight_until(conn: Connection, run_id: str) -> int | None:

@@ -697,8 +697,9 @@ def remove_run_items(conn: Connection, run_id: str, keep: int | None, now: int) 
     latest: int | None = None
     for row in _RUN_ITEMS.all(conn, {"b_run": run_id}):
         if row.lease_owner is not None:
-            if row.kind == QueueKind.EXEC:
-                latest = max(latest or row.available_at, int(row.available_at))
+            if row.kind == QueueKind.EXEC:  # a leased item's lease ends at its available_at
+                until = int(row.available_at)
+                latest = until if latest is None else max(latest, until)
         elif row.id != keep:
             _DELETE_ITEM.run(conn, {"b_id": row.id})
     return latest
