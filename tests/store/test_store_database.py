@@ -307,21 +307,25 @@ async def test_a_coroutine_cancelled_while_its_job_runs_still_commits_it(store: 
     assert keys_in(store) == ["after", "ran"]
 
 
+async def grouped_outcomes(store: Store, jobs: list[Callable[[Connection], Any]]) -> list[Any]:
+    """Hold the writer, queue `jobs` behind it from coroutines, then let it take them all as
+    one group; each coroutine's value or error, in order."""
+    blocker = Blocker()
+    held = asyncio.ensure_future(store.db.write(blocker.job))
+    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
+    waiting = asyncio.gather(*(store.db.write(job) for job in jobs), return_exceptions=True)
+    await asyncio.to_thread(_wait_until_queued, store, len(jobs))
+    blocker.release.set()
+    await held
+    return list(await asyncio.wait_for(waiting, WAIT_S))
+
+
 @GROUPED
 async def test_a_fatal_error_in_a_group_reaches_every_coroutine_of_the_group(store: Store) -> None:
-    blocker = Blocker()
-
     def fatal(conn: Connection) -> None:
         raise Fatal("stop")
 
-    held = asyncio.ensure_future(store.db.write(blocker.job))
-    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
-    grouped = [store.db.write(put("a")), store.db.write(fatal), store.db.write(put("b"))]
-    waiting = asyncio.gather(*grouped, return_exceptions=True)
-    await asyncio.to_thread(_wait_until_queued, store, 3)
-    blocker.release.set()
-    await held
-    outcomes = await asyncio.wait_for(waiting, WAIT_S)
+    outcomes = await grouped_outcomes(store, [put("a"), fatal, put("b")])
     assert [type(o) for o in outcomes] == [Fatal, Fatal, Fatal]  # none of them committed
     assert keys_in(store) == []
     assert await store.db.write(put("after")) == "after"
@@ -333,19 +337,10 @@ async def test_a_job_raising_stop_iteration_leaves_no_coroutine_of_its_group_wai
 ) -> None:
     # A future refuses a StopIteration: handed over as it is, it stopped the answers to the
     # jobs after it in the group.
-    blocker = Blocker()
-
     def stops(conn: Connection) -> None:
         raise StopIteration("a generator's end, leaked")
 
-    held = asyncio.ensure_future(store.db.write(blocker.job))
-    assert await asyncio.to_thread(blocker.started.wait, WAIT_S)
-    grouped = [store.db.write(put("a")), store.db.write(stops), store.db.write(put("b"))]
-    waiting = asyncio.gather(*grouped, return_exceptions=True)
-    await asyncio.to_thread(_wait_until_queued, store, 3)
-    blocker.release.set()
-    await held
-    first, stopped, last = await asyncio.wait_for(waiting, WAIT_S)
+    first, stopped, last = await grouped_outcomes(store, [put("a"), stops, put("b")])
     assert (first, last) == ("a", "b")
     assert isinstance(stopped, RuntimeError) and isinstance(stopped.__cause__, StopIteration)
     assert keys_in(store) == ["a", "b"]
