@@ -6,6 +6,9 @@ that freed it instead of waiting for a claim of its own: the run's own next call
 stands in its way (`runs.enqueue_call`), else the next due item. What the run's end sets off
 (`finish_hooks.settle`: the next run of its FIFO lane, a singleton's release) is applied first,
 so the item it makes due is the one taken: a lane hands over with no claim in between.
+A finished call's concurrency slots go the same way: kept, not freed, they pass to the next
+call of its queue lane (`queue.hand_on`), so a hot key's runs follow each other with no wake,
+claim and re-park of the lane in between.
 """
 
 from collections.abc import Collection
@@ -36,8 +39,11 @@ def apply_answer(
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)
     if tx.continued is not None or not take_next:
+        _free_kept(tx)
         return tx.continued
-    nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip, tx.clock)), None)
+    nxt = _hand_on(tx, lease_ms, skip)
+    if nxt is None:
+        nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip, tx.clock)), None)
     if nxt is not None:
         tx.claimed_here([nxt])
     return nxt
@@ -57,3 +63,20 @@ def take_due(
     claimed = q.claim(tx.conn, max(now, tx.now), size, lease_ms, skip, tx.clock)
     tx.claimed_here(claimed)
     return claimed
+
+
+def _hand_on(tx: Tx, lease_ms: int, skip: Collection[str]) -> q.Claimed | None:
+    """The next call of the finished call's lane, holding the slots that call kept, if it may
+    start now (`queue.hand_on`); the kept slots are freed otherwise."""
+    kept = tx.slots_kept
+    if kept is None or kept.lane in skip:  # a lane in `skip`: the claim decides
+        _free_kept(tx)
+        return None
+    tx.slots_kept = None
+    return q.hand_on(tx.conn, kept, tx.now, lease_ms)
+
+
+def _free_kept(tx: Tx) -> None:
+    kept, tx.slots_kept = tx.slots_kept, None
+    if kept is not None:
+        q.release_slots(tx.conn, kept.id, kept.keys, tx.now, own_lane=kept.lane)

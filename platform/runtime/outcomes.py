@@ -60,12 +60,12 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     # waits, then reads what this one saved; the run read here is handed down, never re-read.
     run = run_records.lock_run(tx.conn, item.run_id or "")
     if run is None or run.ended:
-        q.finish(tx.conn, item, tx.now)  # cancelled meanwhile: the result goes nowhere
+        _finish(tx, item)  # cancelled meanwhile: the result goes nowhere
         return
     _record_call(tx, item, outcome, timing)
     tx.notes.append(_call_note(run, item, outcome, timing))
     if isinstance(outcome, Completed):  # start and end in one write
-        q.finish(tx.conn, item, tx.now)
+        _finish(tx, item)
         started = starts_at(tx, run, item.claimed_at)
         finish_run(tx, run.id, RunStatus.COMPLETED, outcome.output, run=run, started_at=started)
         return
@@ -75,6 +75,14 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
         _apply_ops(tx, item, fn, run, outcome)
     else:
         _retry_or_fail(tx, item, fn, run.id, outcome, outcome.error)
+
+
+def _finish(tx: Tx, item: q.Claimed) -> None:
+    """The call is done; its slots stay held when the caller passes them on (`Tx.slots_kept`)."""
+    keep = tx.keeps_slots(item)
+    q.finish(tx.conn, item, tx.now, keep_slots=keep)
+    if keep:
+        tx.slots_kept = item
 
 
 def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> None:
@@ -138,7 +146,7 @@ def _retry_or_fail(
         q.retry(tx.conn, item, at, tx.now)
         _note_retry(tx, run_id, item, at, error)
         return True
-    q.finish(tx.conn, item, tx.now)
+    _finish(tx, item)
     http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
     finish_run(tx, run_id, RunStatus.FAILED, None, error=error, http_status=http_status)
     return False
@@ -181,10 +189,10 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
         return
     problem = _invalid(run, ops)
     if problem:
-        q.finish(tx.conn, item, tx.now)
+        _finish(tx, item)
         finish_run(tx, run.id, RunStatus.FAILED, None, error=problem)
         return
-    q.finish(tx.conn, item, tx.now)
+    _finish(tx, item)
     # Open steps other than this call's own (its item ends here) are queued or in flight.
     planned_before = _open_ids(run) - {item.step_id}
     run = _open_pending(tx, run, ops)

@@ -50,9 +50,16 @@ class Tx:
     takes_next: bool = False  # the caller takes a due item after this work (apply_answer)
     lease_ms: int = 0
     continued: Claimed | None = None
+    # The caller's finished call whose concurrency slots this transaction passes on to its
+    # lane's next call (`continuation.apply_answer`), rather than freeing them.
+    slots_kept: Claimed | None = None
     # The continued run as this transaction left it, when one step's save was its only change:
     # the next call's state needs no second read of the row (`runs.resolve_step`).
     continued_run: Run | None = None
+
+    def keeps_slots(self, item: Claimed) -> bool:
+        """Whether finishing `item` keeps its slots for the call this caller takes next."""
+        return self.takes_next and bool(item.keys) and item.run_id == self.continue_run
 
     def added(self, item_id: int) -> None:
         """An item was queued: the scheduler is to look after the commit."""

@@ -47,7 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
-from weir.platform.store.due_lanes import due_lanes
+from weir.platform.store.due_lanes import due_before, due_lanes
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes, queue, slots
@@ -205,6 +205,20 @@ _LEASE = Fast(
     .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None, claimed_at=_p("now"))
 )
 _DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
+# A finished item's slot handed to the next holder (`hand_on`): the same row, a new item.
+_MOVE_SLOT = Fast(
+    update(slots)
+    .where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("old"))
+    .values(item_id=_p("new"), expires_at=_p("until"))
+)
+_IN_USE_BY_OTHERS = Fast(
+    select(func.count()).where(
+        slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"), slots.c.item_id != _p("id")
+    )
+)
+_OTHER_PARKED = Fast(
+    select(lanes.c.lane).where(lanes.c.blocked_on == _p("key"), lanes.c.lane != _p("lane")).limit(1)
+)
 
 
 def _slot_upsert(stmt: Any) -> Fast:
@@ -309,6 +323,7 @@ class Claimed:
     keys: tuple[str, ...]  # concurrency keys whose slots this item holds
     claimed_at: int
     fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of limit 1
+    limits: tuple[Limit, ...] = ()  # the lane's limits, whose keys these are (`hand_on`)
 
 
 def enqueue(conn: Connection, item: NewItem) -> int | None:
@@ -480,16 +495,13 @@ def _claim_lane(
     now = span.began
     room = _room(conn, lane, limits, now, budget)
     items = _due_items(conn, lane, now, room.items) if room.items > 0 else []
-    keys = tuple(limit.key for limit in limits)
-    single = tuple(limit.key for limit in limits if limit.limit == 1)  # each claim: a new fence
     claimed: list[Claimed] = []
     for row in items:
         payload = json.loads(row.payload)
         throttled = start_throttle.window(payload)  # the throttle's period window
         verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
         if verdict.start:
-            item = _lease(conn, row, payload, keys, now, lease)
-            claimed.append(replace(item, fences=fences.take(conn, single)) if single else item)
+            claimed.append(_lease(conn, row, payload, limits, now, lease))
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
         if rolling_windows.charges(payload, throttled):
@@ -568,15 +580,23 @@ def _due_items(conn: Connection, lane: str, now: int, limit: int) -> list[Any]:
 
 
 def _lease(
-    conn: Connection, row: Any, payload: dict[str, Any], keys: tuple[str, ...], now: int, lease: int
+    conn: Connection,
+    row: Any,
+    payload: dict[str, Any],
+    limits: tuple[Limit, ...],
+    now: int,
+    lease: int,
+    slots_of: int | None = None,
 ) -> Claimed:
+    """Lease the item and take a slot of each of its lane's keys (those of `slots_of`, a
+    finished item, when given), and a new fence of each key with limit 1."""
     token = _new_token()
     until = now + lease
     _LEASE.run(conn, {"b_id": row.id, "b_until": until, "b_token": token, "b_now": now})
-    if keys:
-        take = _TAKE_SLOT[conn.dialect.name]
-        for key in keys:
-            take.run(conn, {"key_hash": key, "item_id": row.id, "expires_at": until})
+    keys = tuple(limit.key for limit in limits)
+    for key in keys:
+        _take_slot(conn, key, row.id, until, slots_of)
+    single = [limit.key for limit in limits if limit.limit == 1]  # each claim: a new fence
     return Claimed(
         id=row.id,
         kind=row.kind,
@@ -589,7 +609,18 @@ def _lease(
         token=token,
         keys=keys,
         claimed_at=now,
+        fences=fences.take(conn, single) if single else {},
+        limits=limits,
     )
+
+
+def _take_slot(conn: Connection, key: str, item_id: int, until: int, slots_of: int | None) -> None:
+    if slots_of is not None:  # the finished item's row becomes the new holder's
+        params = {"b_key": key, "b_old": slots_of, "b_new": item_id, "b_until": until}
+        if _MOVE_SLOT.rowcount(conn, params) == 1:
+            return
+    take = _TAKE_SLOT[conn.dialect.name]
+    take.run(conn, {"key_hash": key, "item_id": item_id, "expires_at": until})
 
 
 def _refresh_lane(
@@ -621,18 +652,25 @@ def _refresh_lane(
 
 
 def _drop_if_empty(conn: Connection, lane: str) -> None:
-    if dialect.is_postgres(conn):
-        _LANE_LOCKED.first(conn, {"b_lane": lane})  # as `_refresh_lane`: enqueues wait
-    if _LANE_HEAD.first(conn, {"b_lane": lane}) is None:
+    if _own_head(conn, lane) is None:
         _DELETE_LANE.run(conn, {"b_lane": lane})
+
+
+def _own_head(conn: Connection, lane: str) -> Any:
+    """The lane's earliest item (due time, score), or None if it has none; on PostgreSQL the
+    lane is locked first, as in `_refresh_lane`, so an enqueue into it waits."""
+    if dialect.is_postgres(conn):
+        _LANE_LOCKED.first(conn, {"b_lane": lane})
+    return _LANE_HEAD.first(conn, {"b_lane": lane})
 
 
 class LeaseLost(Exception):
     """The item's lease was taken over (or the item removed): its outcome must not commit."""
 
 
-def finish(conn: Connection, item: Claimed, now: int) -> None:
+def finish(conn: Connection, item: Claimed, now: int, *, keep_slots: bool = False) -> None:
     """Remove a claimed item and free its slots; raises LeaseLost if it is no longer ours.
+    `keep_slots`: the caller passes them on with `hand_on` in this transaction instead.
 
     The lane is left as it is: its `next_at` was at most this item's lease end, and removing
     an item can only move the true head later, so the lane is never looked at too late. An
@@ -641,7 +679,8 @@ def finish(conn: Connection, item: Claimed, now: int) -> None:
     would otherwise be woken, only to be looked at and found empty)."""
     if _FINISH.rowcount(conn, {"b_id": item.id, "b_token": item.token}) != 1:
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
-    release_slots(conn, item.id, item.keys, now, own_lane=item.lane)
+    if not keep_slots:
+        release_slots(conn, item.id, item.keys, now, own_lane=item.lane)
 
 
 def release_slots(
@@ -652,17 +691,85 @@ def release_slots(
     item filled: waking it would only cost a claim's look to find it empty)."""
     if not keys:
         return
-    for key in sorted(keys):  # a claimer counting the key finishes first, parking included
+    _lock_keys(conn, keys)  # a claimer counting the key finishes first, parking included
+    empty = own_lane is not None and _own_head(conn, own_lane) is None
+    _free_slots(conn, item_id, keys, now, own_lane if empty else None)
+
+
+def _lock_keys(conn: Connection, keys: tuple[str, ...]) -> None:
+    for key in sorted(keys):
         dialect.lock(conn, dialect.SLOT_KEY, key)
+
+
+def _free_slots(
+    conn: Connection, item_id: int, keys: tuple[str, ...], now: int, drop: str | None
+) -> None:
+    """Delete the item's slots (its keys locked), the lane `drop` (found empty), and wake the
+    lanes parked on the keys."""
     for key in keys:  # by (key, item), the primary key: by item alone scans every slot
         _DELETE_SLOT.run(conn, {"b_key": key, "b_id": item_id})
-    if own_lane is not None:  # lane rows after the keys, as the wake below takes them
-        _drop_if_empty(conn, own_lane)
+    if drop is not None:
+        _DELETE_LANE.run(conn, {"b_lane": drop})
     woken = 0
     for key in keys:  # wake the lanes parked on a key that now has room
         woken += _WAKE_PARKED.rowcount(conn, {"b_key": key, "b_now": now})
     if woken:
         dialect.notify(conn, dialect.WAKE)
+
+
+def hand_on(conn: Connection, item: Claimed, now: int, lease_ms: int) -> Claimed | None:
+    """Pass the slots of `item`, finished with `keep_slots`, straight to the next due item of
+    its lane, leased to the caller; or free them as `finish` would, and return None.
+
+    A hot key's next run thus starts in the transaction that ends the last one, with no wake,
+    claim and re-park of its lane in between. The slots go on only when the claim would have
+    chosen that item too: no due work elsewhere is as old, no other lane is parked on one of
+    the keys (the claim's order decides which waiting lane goes next), the keys still have
+    room (a capacity lowered meanwhile holds new holders back), and the item passes its start
+    gates. The lane's row stays as it is: its head can only have
+    moved later, and a parked lane stays parked, with its slots still full."""
+    if not item.keys:
+        return None
+    _lock_keys(conn, item.keys)
+    head = _own_head(conn, item.lane)
+    if head is not None and head.available_at <= now:
+        nxt = _next_holder(conn, item, now, lease_ms)
+        if nxt is not None:
+            return nxt
+    _free_slots(conn, item.id, item.keys, now, item.lane if head is None else None)
+    return None
+
+
+def _next_holder(conn: Connection, item: Claimed, now: int, lease_ms: int) -> Claimed | None:
+    rows = _due_items(conn, item.lane, now, 1)
+    if not rows or due_before(conn, now, rows[0].score):
+        return None  # nothing due, or older (or as old) work that the claim takes first
+    for key in item.keys:
+        if _OTHER_PARKED.first(conn, {"b_key": key, "b_lane": item.lane}) is not None:
+            return None  # the claim decides, by score, which waiting lane goes first
+    if not _room_kept(conn, item, now):
+        return None
+    row = rows[0]
+    payload = json.loads(row.payload)
+    throttled = start_throttle.window(payload)
+    if not rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled).start:
+        return None
+    return _lease(conn, row, payload, item.limits, now, lease_ms, slots_of=item.id)
+
+
+def _room_kept(conn: Connection, item: Claimed, now: int) -> bool:
+    """Whether every key still has room for the slot `item` holds: not if a capacity was
+    lowered to what the other holders take (new holders wait; nobody's slot is revoked)."""
+    sizes = capacity.sizes(conn, [limit.capacity for limit in item.limits if limit.capacity])
+    for key, declared, capacity_id in item.limits:
+        size = sizes.get(capacity_id, declared)  # 0: no limit
+        if size > 0 and _in_use_by_others(conn, key, item.id, now) >= size:
+            return False
+    return True
+
+
+def _in_use_by_others(conn: Connection, key: str, item_id: int, now: int) -> int:
+    return int(_IN_USE_BY_OTHERS.scalar(conn, {"b_key": key, "b_now": now, "b_id": item_id}))
 
 
 def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:

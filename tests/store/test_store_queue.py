@@ -7,7 +7,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from sqlalchemy import bindparam, text
+from sqlalchemy import Connection, bindparam, text
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database, make_engine
 
@@ -494,10 +494,17 @@ def test_random_claims_finishes_and_retries_never_exceed_any_limit(store: Store,
             for c in claim(store, now=now, max_items=rng.randint(1, 5), lease=lease):
                 assert c.id not in held
                 held[c.id] = c
-        elif action < 0.85:
+        elif action < 0.7:
             item = held.pop(rng.choice(sorted(held)))
             finish(store, item, now=now)
             finished += 1
+        elif action < 0.85:  # as a worker does that takes its next item where it applied one
+            item = held.pop(rng.choice(sorted(held)))
+            nxt = store.write(partial(_finish_and_hand_on, item=item, now=now, lease=lease))
+            finished += 1
+            if nxt is not None:
+                assert nxt.id not in held and nxt.lane == item.lane
+                held[nxt.id] = nxt
         else:
             item = held.pop(rng.choice(sorted(held)))
             when = now + rng.randint(0, 20)
@@ -508,6 +515,13 @@ def test_random_claims_finishes_and_retries_never_exceed_any_limit(store: Store,
             assert in_use(store, key, now) == counts[key]
     assert finished == total
     assert queue_count(store) == 0
+
+
+def _finish_and_hand_on(
+    conn: Connection, item: q.Claimed, now: int, lease: int
+) -> q.Claimed | None:
+    q.finish(conn, item, now, keep_slots=True)
+    return q.hand_on(conn, item, now, lease)
 
 
 # -- removal, timers, next due ---------------------------------------------------------------

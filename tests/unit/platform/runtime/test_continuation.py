@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 from weir.platform.executor.response import Completed, Op, Ops, Timing
-from weir.platform.functions import Lane
+from weir.platform.functions import ConcurrencyLimit, Lane
 from weir.platform.ingest import IncomingEvent
 from weir.platform.runtime import continuation, events, runs
 from weir.platform.runtime.tx import Tx
@@ -226,3 +226,47 @@ def test_a_run_ended_after_its_next_call_was_claimed_is_read_afresh(database_url
         # e.g. cancelled by the finished event of the run before it, in the same transaction
         runs.cancel_run(tx, nxt.run_id or "", "cancelled in the same transaction")
         assert tx.continued_run is None  # its call's state reads the run, and sees it ended
+
+
+def hot_key(database_url: str, runs: int) -> Harness:
+    limit = ConcurrencyLimit(limit=1, key="event.data.k", scope="fn")
+    h = Harness(database_url, config(concurrency=(limit,)))
+    h.burst(NOON, [{"k": "hot", "i": i} for i in range(runs)])
+    return h
+
+
+def test_a_hot_key_s_slot_goes_to_its_next_run_with_no_claim(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = hot_key(database_url, 3)
+    first, second, third = h.runs()
+    holder = claim_one(h, NOON)
+    assert holder.run_id == first.id
+    claims: list[int] = []
+    real = q.claim
+
+    def counted(conn: Connection, now: int, *args: Any, **kwargs: Any) -> list[Claimed]:
+        claims.append(now)
+        return real(conn, now, *args, **kwargs)
+
+    monkeypatch.setattr(q, "claim", counted)
+    nxt, wake_for = answer(h, holder, LATER)
+    assert nxt is not None and nxt.run_id == second.id and nxt.claimed_at == LATER
+    assert claims == []  # the slot went straight to the next run
+    assert wake_for == 0
+    assert nxt.fences[nxt.keys[0]] == holder.fences[holder.keys[0]] + 1
+    assert h.run(first.id).status == "COMPLETED"
+    last, _ = answer(h, nxt, LATER + 1)
+    assert last is not None and last.run_id == third.id
+    assert answer(h, last, LATER + 2)[0] is None
+    assert h.queued("exec") == []
+
+
+def test_a_stopping_worker_frees_its_slot_for_the_scheduler(database_url: str) -> None:
+    h = hot_key(database_url, 2)
+    second = h.runs()[1]
+    nxt, _ = answer(h, claim_one(h, NOON), LATER, take_next=False)
+    assert nxt is None
+    with h.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM slots")).scalar() == 0
+    assert claim_one(h, LATER).run_id == second.id
