@@ -252,6 +252,15 @@ _MOVE_HEAD = Fast(
         blocked_on=None,
     )
 )
+_PARK_AT_HEAD = Fast(
+    update(lanes)
+    .where(lanes.c.lane == _p("lane"))
+    .values(
+        next_at=_p("until"),
+        head_score=_HEAD_OF.with_only_columns(queue.c.score).scalar_subquery(),
+        blocked_on=_p("key"),
+    )
+)
 _LANE_HEAD = Fast(
     select(queue.c.available_at, queue.c.score)
     .where(queue.c.lane == _p("lane"))
@@ -518,6 +527,10 @@ def _claim_lane(
         return claimed
     # a key filled by this claim alone: its earliest slot ends when these leases do
     ends = now + lease if filled is not None and room.tightest_empty else None
+    if claimed and filled is not None:  # the lane keeps items (these at least): one statement
+        until = ends if ends is not None else _slot_end(conn, filled, now)
+        _PARK_AT_HEAD.run(conn, {"b_lane": lane, "b_key": filled, "b_until": until})
+        return claimed
     _refresh_lane(conn, lane, park_on=filled, now=now, slot_end=ends)  # set, parked, or removed
     return claimed
 
