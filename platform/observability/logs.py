@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 _ids: ContextVar[Mapping[str, str] | None] = ContextVar("weir_log_ids", default=None)
+Fields = dict[str, Any]
 
 
 def current_ids() -> Mapping[str, str]:
@@ -44,16 +46,20 @@ class IdsFilter(logging.Filter):
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-            **getattr(record, "weir_ids", {}),
-            **getattr(record, "weir_fields", {}),
-        }
+        pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
         if record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
+            pairs["exc"] = self.formatException(record.exc_info)
+        return self.line(record.created, record.levelname, record.name, record.getMessage(), pairs)
+
+    def line(self, created: float, level: str, name: str, message: str, pairs: Fields) -> str:
+        """The line of a record with these parts (`pairs`: its ids, then its fields)."""
+        line: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+            "level": level.lower(),
+            "logger": name,
+            "msg": message,
+            **pairs,
+        }
         return json.dumps(line, default=str, separators=(",", ":"))
 
 
@@ -69,22 +75,30 @@ class TextFormatter(logging.Formatter):
         self._second, self._clock = -1, ""
 
     def format(self, record: logging.LogRecord) -> str:
+        pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
+        line = self.line(record.created, record.levelname, record.name, record.getMessage(), pairs)
+        if not record.exc_info and not record.stack_info:
+            return line
+        return line + self._traceback(record)
+
+    def line(self, created: float, level: str, name: str, message: str, pairs: Fields) -> str:
+        """The line of a record with these parts (`pairs`: its ids, then its fields), and a
+        `stack` field's lines under it."""
         # Written out rather than through a copy of the record and a format string: a line
         # is logged for every run that starts and ends, on the event loop.
-        pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
         stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
         tail = "".join([f" {_key_text(key)}={field_text(value)}" for key, value in pairs.items()])
-        head = f"{self._time(record)} {record.levelname} {record.name}"
-        line = f"{head} {escape(record.getMessage())}{tail}"
-        if stack is None and not record.exc_info and not record.stack_info:
-            return line
-        return line + _indented(str(stack or "")) + self._traceback(record)
+        line = f"{self._time(created)} {level} {name} {escape(message)}{tail}"
+        return line if stack is None else line + _indented(str(stack))
 
-    def _time(self, record: logging.LogRecord) -> str:
-        """The record's time of day, as `formatTime` writes it (made once per second)."""
-        second = int(record.created)
+    def _time(self, created: float) -> str:
+        """The time of day, as `formatTime` writes it (made once per second)."""
+        second = int(created)
         if second != self._second:
-            self._second, self._clock = second, self.formatTime(record, self.datefmt)
+            self._second, self._clock = (
+                second,
+                time.strftime(self.datefmt or "", self.converter(created)),
+            )
         return self._clock
 
     def _traceback(self, record: logging.LogRecord) -> str:
@@ -125,11 +139,61 @@ def _key_text(key: Any) -> str:
     return escape(str(key))
 
 
-def handler(json_lines: bool, stream: Any = None) -> logging.Handler:
-    out = logging.StreamHandler(stream or sys.stderr)
-    out.setFormatter(JsonFormatter() if json_lines else TextFormatter())
-    out.addFilter(IdsFilter())
-    return out
+class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Weir's handler: a stream of lines in one of Weir's formats, ids copied onto records."""
+
+    def __init__(self, formatter: JsonFormatter | TextFormatter, stream: Any = None) -> None:
+        super().__init__(stream or sys.stderr)
+        self.setFormatter(formatter)
+        self.addFilter(IdsFilter())
+        self.lines = formatter
+
+    def write(self, level: int, name: str, message: str, pairs: Fields) -> None:
+        """One line written as `emit` would write the record with these parts."""
+        text = self.lines.line(time.time(), logging.getLevelName(level), name, message, pairs)
+        with self.lock:  # type: ignore[union-attr]
+            try:
+                self.stream.write(text + self.terminator)
+                self.flush()
+            except Exception:
+                self.handleError(logging.makeLogRecord({"msg": message, "name": name}))
+
+
+def handler(json_lines: bool, stream: Any = None) -> LineHandler:
+    return LineHandler(JsonFormatter() if json_lines else TextFormatter(), stream)
+
+
+def line(logger: logging.Logger, level: int, message: str, ids: Fields, fields: Fields) -> None:
+    """Log `message` with `ids` (over the bound ones) and `fields`, as `logger.log` would with
+    `extra={"ids": ..., "fields": ...}`.
+
+    A line for every run that starts and ends: when Weir's own handler is the only one it
+    reaches (as `configure` sets up), the line is written straight through it, without a
+    LogRecord and the logging machinery's filters, locks and lookups on the way, which cost
+    as much as the rest of the line. Any other set-up (a handler added to a logger, a
+    filter, a test capturing logs) gets a record as ever."""
+    if not logger.isEnabledFor(level):
+        return
+    out = _sole_handler(logger, level)
+    if out is not None:
+        out.write(level, logger.name, message, {**current_ids(), **ids, **fields})
+        return
+    extra = {"ids": ids, "fields": fields}
+    logger.handle(logger.makeRecord(logger.name, level, "", 0, message, (), None, extra=extra))
+
+
+def _sole_handler(logger: logging.Logger, level: int) -> LineHandler | None:
+    """The LineHandler that alone receives `logger`'s records of `level`, if there is one."""
+    if logger.filters:
+        return None
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.handlers:
+            return _ours_alone(current, level)
+        if not current.propagate:
+            return None
+        current = current.parent
+    return None
 
 
 def configure(json_lines: bool, level: str = "info") -> None:
@@ -142,3 +206,14 @@ def configure(json_lines: bool, level: str = "info") -> None:
     # Neither format writes a thread or process name: a record need not look them up (a line
     # is logged for every run that starts and ends).
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+
+
+def _ours_alone(holder: logging.Logger, level: int) -> LineHandler | None:
+    """The root's handler if it is a LineHandler, alone, taking `level`, with no filter but
+    the one that copies ids."""
+    if holder.parent is not None or len(holder.handlers) != 1:
+        return None
+    ours = holder.handlers[0]
+    if type(ours) is not LineHandler or level < ours.level or len(ours.filters) != 1:
+        return None
+    return ours

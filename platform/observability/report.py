@@ -4,6 +4,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from weir.platform.observability import logs
 from weir.platform.observability import notes as n
 from weir.platform.observability.metrics import Metrics
 from weir.platform.vocabulary import Opcode, RunStatus
@@ -19,11 +20,7 @@ def report(notes: Iterable[n.Note], metrics: Metrics, slug: Callable[[str], str]
         level, message = describe(note)
         if log.isEnabledFor(level):
             fields: dict[str, Any] = {"function": function} if function else {}
-            extra = {"ids": note.ids(), "fields": {**fields, **note.fields}}
-            # Made here rather than through `log.log`, which also walks the stack for the
-            # caller's file and line: no format of Weir's writes them, and a line is logged
-            # for every run that starts and ends.
-            log.handle(log.makeRecord(log.name, level, "", 0, message, (), None, extra=extra))
+            logs.line(log, level, message, note.ids(), {**fields, **note.fields})
 
 
 def describe(note: n.Note) -> tuple[int, str]:

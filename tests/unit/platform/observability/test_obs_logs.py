@@ -6,6 +6,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from weir.platform.observability import logs
@@ -166,3 +167,87 @@ def test_a_text_line_starts_with_its_own_time_of_day() -> None:
     seconds = (1_767_268_800, 1_767_268_800, 1_767_268_861, 1_767_268_800)
     for line, created in zip(lines, seconds, strict=True):
         assert line == f"{time.strftime('%H:%M:%S', time.localtime(created))} INFO weir.t m"
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def only_weir_handler(json_lines: bool) -> Iterator[tuple[io.StringIO, logs.LineHandler]]:
+    """The root logger as `logs.configure` leaves it: Weir's handler alone."""
+    root = logging.getLogger()
+    kept, level = list(root.handlers), root.level
+    out = io.StringIO()
+    ours = logs.handler(json_lines=json_lines, stream=out)
+    root.handlers[:] = [ours]
+    root.setLevel(logging.INFO)
+    try:
+        yield out, ours
+    finally:
+        root.handlers[:] = kept
+        root.setLevel(level)
+
+
+def _tail(text_line: str) -> str:
+    return text_line.split(" ", 1)[1]  # past the time of day
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_a_line_written_straight_is_the_line_a_record_makes(json_lines: bool) -> None:
+    logger = logging.getLogger("weir.test.straight")
+    ids, fields = {"run_id": "R1"}, {"status": "COMPLETED", "note": "two words"}
+    with only_weir_handler(json_lines) as (out, _), logs.bind(event_id="E1"):
+        logs.line(logger, logging.INFO, "run completed", ids, fields)
+        straight = out.getvalue()
+        spy = _Kept()
+        logger.addHandler(spy)  # another handler: the line goes through a record
+        try:
+            logs.line(logger, logging.INFO, "run completed", ids, fields)
+        finally:
+            logger.removeHandler(spy)
+    first, second = out.getvalue().splitlines()
+    assert straight == first + "\n"
+    assert [r.getMessage() for r in spy.records] == ["run completed"]
+    if json_lines:
+        a, b = json.loads(first), json.loads(second)
+        assert a.pop("ts") and b.pop("ts")
+        assert (
+            a
+            == b
+            == {
+                "level": "info",
+                "logger": "weir.test.straight",
+                "msg": "run completed",
+                "event_id": "E1",
+                "run_id": "R1",
+                "status": "COMPLETED",
+                "note": "two words",
+            }
+        )
+    else:
+        assert _tail(first) == _tail(second)
+        assert _tail(first) == (
+            "INFO weir.test.straight run completed event_id=E1 run_id=R1 status=COMPLETED "
+            'note="two words"'
+        )
+
+
+def test_a_filter_or_a_level_still_holds_for_lines_written_straight() -> None:
+    logger = logging.getLogger("weir.test.filtered")
+    with only_weir_handler(False) as (out, ours):
+        logger.addFilter(lambda record: record.getMessage() != "hidden")
+        try:
+            logs.line(logger, logging.INFO, "hidden", {}, {})
+            logs.line(logger, logging.INFO, "shown", {}, {})
+        finally:
+            logger.filters.clear()
+        ours.setLevel(logging.WARNING)
+        logs.line(logger, logging.INFO, "below the handler's level", {}, {})
+        logs.line(logger, logging.DEBUG, "below the root's level", {}, {})
+    assert [_tail(x) for x in out.getvalue().splitlines()] == ["INFO weir.test.filtered shown"]
