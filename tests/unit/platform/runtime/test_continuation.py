@@ -64,9 +64,8 @@ def test_a_lane_hands_its_next_run_to_the_worker_that_ended_the_last(database_ur
     assert h.queued("exec") == []
 
 
-def test_the_handover_takes_no_claim_but_an_older_due_item_is_claimed(
-    database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def counted_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The time of every claim made from now on."""
     claims: list[int] = []
     real = q.claim
 
@@ -75,6 +74,13 @@ def test_the_handover_takes_no_claim_but_an_older_due_item_is_claimed(
         return real(conn, now, *args, **kwargs)
 
     monkeypatch.setattr(q, "claim", counted)
+    return claims
+
+
+def test_the_handover_takes_no_claim_but_an_older_due_item_is_claimed(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims = counted_claims(monkeypatch)
     laned = config("laned", lane=Lane(key="event.data.c", name=None))
     h = Harness(database_url, laned)
     h.burst(NOON, [{"c": "acme"}, {"c": "acme"}])
@@ -242,14 +248,7 @@ def test_a_hot_key_s_slot_goes_to_its_next_run_with_no_claim(
     first, second, third = h.runs()
     holder = claim_one(h, NOON)
     assert holder.run_id == first.id
-    claims: list[int] = []
-    real = q.claim
-
-    def counted(conn: Connection, now: int, *args: Any, **kwargs: Any) -> list[Claimed]:
-        claims.append(now)
-        return real(conn, now, *args, **kwargs)
-
-    monkeypatch.setattr(q, "claim", counted)
+    claims = counted_claims(monkeypatch)
     nxt, wake_for = answer(h, holder, LATER)
     assert nxt is not None and nxt.run_id == second.id and nxt.claimed_at == LATER
     assert claims == []  # the slot went straight to the next run
