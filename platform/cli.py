@@ -395,7 +395,7 @@ def _start_example(settings: Settings) -> "subprocess.Popen[bytes]":
     return proc
 
 
-GC_THRESHOLDS = (50_000, 50, 100)  # the collector's young, middle and old thresholds
+GC_THRESHOLDS = (50_000, 10, 10)  # young passes rarer; older ones every 10 young as ever
 
 
 def _serve(settings: Settings, listener: socket.socket, make_app: AppFactory) -> None:

@@ -72,7 +72,7 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__(datefmt="%H:%M:%S")
-        self._second, self._clock = -1, ""
+        self._clock = (-1, "")  # one pair: threads format records, one may read as one writes
 
     def format(self, record: logging.LogRecord) -> str:
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
@@ -93,13 +93,11 @@ class TextFormatter(logging.Formatter):
 
     def _time(self, created: float) -> str:
         """The time of day, as `formatTime` writes it (made once per second)."""
-        second = int(created)
-        if second != self._second:
-            self._second, self._clock = (
-                second,
-                time.strftime(self.datefmt or "", self.converter(created)),
-            )
-        return self._clock
+        second, text = self._clock
+        if int(created) != second:
+            text = time.strftime(self.datefmt or "", self.converter(created))
+            self._clock = (int(created), text)
+        return text
 
     def _traceback(self, record: logging.LogRecord) -> str:
         text = self.formatException(record.exc_info) if record.exc_info else ""
@@ -146,13 +144,17 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().__init__(stream or sys.stderr)
         self.setFormatter(formatter)
         self.addFilter(IdsFilter())
-        self.lines = formatter
 
     def write(self, level: int, name: str, message: str, pairs: Fields) -> None:
-        """One line written as `emit` would write the record with these parts."""
-        text = self.lines.line(time.time(), logging.getLevelName(level), name, message, pairs)
+        """One line written as `emit` would write the record with these parts (an error in
+        formatting or writing is handled as `emit` handles it)."""
+        formatter = self.formatter
+        created, level_name = time.time(), logging.getLevelName(level)
         with self.lock:  # type: ignore[union-attr]
             try:
+                if not isinstance(formatter, JsonFormatter | TextFormatter):
+                    raise TypeError(f"{type(formatter).__name__} cannot format a line")
+                text = formatter.line(created, level_name, name, message, pairs)
                 self.stream.write(text + self.terminator)
                 self.flush()
             except Exception:
@@ -214,6 +216,10 @@ def _ours_alone(holder: logging.Logger, level: int) -> LineHandler | None:
     if holder.parent is not None or len(holder.handlers) != 1:
         return None
     ours = holder.handlers[0]
-    if type(ours) is not LineHandler or level < ours.level or len(ours.filters) != 1:
+    if type(ours) is not LineHandler or level < ours.level:
+        return None
+    if [type(f) for f in ours.filters] != [IdsFilter]:
+        return None
+    if not isinstance(ours.formatter, JsonFormatter | TextFormatter):
         return None
     return ours

@@ -205,10 +205,15 @@ _LEASE = Fast(
     .values(available_at=_p("until"), lease_owner=_p("token"), dedupe=None, claimed_at=_p("now"))
 )
 _DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
-# A finished item's slot handed to the next holder (`hand_on`): the same row, a new item.
+# A finished item's slot handed to the next holder (`hand_on`): the same row, a new item;
+# not if the new holder still has a row of its own (a lapsed lease: the claim renews those).
+_HELD = slots.alias("held")
+_STALE_ROW = select(_HELD.c.item_id).where(
+    _HELD.c.key_hash == _p("key"), _HELD.c.item_id == _p("new")
+)
 _MOVE_SLOT = Fast(
     update(slots)
-    .where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("old"))
+    .where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("old"), ~exists(_STALE_ROW))
     .values(item_id=_p("new"), expires_at=_p("until"))
 )
 _IN_USE_BY_OTHERS = Fast(
@@ -632,6 +637,7 @@ def _take_slot(conn: Connection, key: str, item_id: int, until: int, slots_of: i
         params = {"b_key": key, "b_old": slots_of, "b_new": item_id, "b_until": until}
         if _MOVE_SLOT.rowcount(conn, params) == 1:
             return
+        _DELETE_SLOT.run(conn, {"b_key": key, "b_id": slots_of})
     take = _TAKE_SLOT[conn.dialect.name]
     take.run(conn, {"key_hash": key, "item_id": item_id, "expires_at": until})
 
@@ -694,6 +700,12 @@ def finish(conn: Connection, item: Claimed, now: int, *, keep_slots: bool = Fals
         raise LeaseLost(f"queue item {item.id} is no longer held by this claim")
     if not keep_slots:
         release_slots(conn, item.id, item.keys, now, own_lane=item.lane)
+    elif item.keys and dialect.is_postgres(conn):
+        # The locks `hand_on` takes, taken now in the order every release takes them (keys,
+        # then the lane): the transition may lock the lane meanwhile (queuing the run's next
+        # call), and the keys after it would be the reverse order of another process's release.
+        _lock_keys(conn, item.keys)
+        _LANE_LOCKED.first(conn, {"b_lane": item.lane})
 
 
 def release_slots(

@@ -4,7 +4,7 @@ and only when the claim would have chosen the same item."""
 
 from functools import partial
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 from weir.platform.store import capacity, rolling_windows
 from weir.platform.store import queue as q
 from weir.platform.store.rolling_windows import Scope
@@ -142,3 +142,31 @@ def test_a_finish_that_keeps_its_slots_holds_them_until_handed_on(store: Store) 
     store.write(lambda c: q.finish(c, first, 2, keep_slots=True))
     assert slots(store) == [(K1, first.id, LEASE)]  # still counted: nobody takes the key
     assert claim(store, now=3) == []
+
+
+def test_a_next_item_with_a_slot_row_left_from_a_lapsed_lease_takes_its_slot(
+    store: Store,
+) -> None:
+    first = hot_lane(store, 2)
+    [(nxt_id,)] = store.rows("SELECT id FROM queue WHERE lease_owner IS NULL")
+    # Its earlier holder died: the lease ran out and the claim that renews such a row has not
+    # come yet. The slot cannot move onto it (one row per key and item): the row is renewed.
+    store.write(
+        lambda c: c.execute(
+            text("INSERT INTO slots (key_hash, item_id, expires_at) VALUES (:k, :i, 1)"),
+            {"k": K1, "i": nxt_id},
+        )
+    )
+    nxt = finish_and_hand_on(store, first, now=5)
+    assert nxt is not None and nxt.id == nxt_id
+    assert slots(store) == [(K1, nxt_id, 5 + LEASE)]
+
+
+def test_a_lane_parked_on_another_of_the_keys_makes_the_claim_decide(store: Store) -> None:
+    first = hot_lane(store, 2, limits=(q.Limit(K1, 1), q.Limit(K2, 1)))
+    enqueue(store, new_item("other", score=-1, limits=(q.Limit(K2, 1),)))
+    assert claim(store, now=2) == []
+    assert lanes(store)["other"][2] == K2
+    assert finish_and_hand_on(store, first, now=3) is None
+    assert slots(store) == []
+    assert [c.lane for c in claim(store, now=3, max_items=1)] == ["other"]

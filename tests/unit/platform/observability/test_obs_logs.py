@@ -251,3 +251,28 @@ def test_a_filter_or_a_level_still_holds_for_lines_written_straight() -> None:
         logs.line(logger, logging.INFO, "below the handler's level", {}, {})
         logs.line(logger, logging.DEBUG, "below the root's level", {}, {})
     assert [_tail(x) for x in out.getvalue().splitlines()] == ["INFO weir.test.filtered shown"]
+
+
+def test_a_formatter_set_later_is_the_one_that_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    logger = logging.getLogger("weir.test.reformatted")
+    with only_weir_handler(False) as (out, ours):
+        ours.setFormatter(logging.Formatter("%(levelname)s|%(message)s"))
+        logs.line(logger, logging.INFO, "run completed", {"run_id": "R1"}, {})
+    assert out.getvalue() == "INFO|run completed\n"
+
+
+def test_a_line_that_cannot_be_formatted_is_reported_not_raised(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    logger = logging.getLogger("weir.test.unprintable")
+    with only_weir_handler(False) as (out, _):
+        logs.line(logger, logging.INFO, "run completed", {}, {"output": Unprintable()})
+        logs.line(logger, logging.INFO, "run completed", {}, {"status": "COMPLETED"})
+    assert [_tail(x) for x in out.getvalue().splitlines()] == [
+        "INFO weir.test.unprintable run completed status=COMPLETED"
+    ]
+    assert "no text" in capsys.readouterr().err  # as logging reports an error in emit

@@ -269,3 +269,23 @@ def test_a_stopping_worker_frees_its_slot_for_the_scheduler(database_url: str) -
     with h.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM slots")).scalar() == 0
     assert claim_one(h, LATER).run_id == second.id
+
+
+def test_a_lane_of_an_app_at_its_call_cap_frees_its_slot_for_the_claim(database_url: str) -> None:
+    h = hot_key(database_url, 2)
+    holder = claim_one(h, NOON)
+    fn = h.registry.by_id[holder.function_id or ""]
+    with h.tx(LATER) as tx:
+        nxt = continuation.apply_answer(
+            tx,
+            holder,
+            fn,
+            Completed(None),
+            Timing(LATER, LATER),
+            lease_ms=LEASE_MS,
+            skip={holder.lane},
+        )
+    assert nxt is None  # its app is called as much as it may be: nothing taken from the lane
+    with h.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM slots")).scalar() == 0
+    assert claim_one(h, LATER).run_id == h.runs()[1].id
