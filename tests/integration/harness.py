@@ -41,6 +41,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# How long a server process may take to answer after it starts. On a loaded 2-core machine
+# (four test workers, each with its servers) an app's imports alone once took over 20 s.
+STARTUP_S = 60.0
+
+
 def wait_until(check: Callable[[], Any], timeout: float = 20.0, every: float = 0.05) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -116,7 +121,7 @@ class WeirServer(Process):
 
     def start(self) -> None:
         super().start()
-        wait_until(lambda: httpx.get(f"{self.url}/health").status_code == 200)
+        wait_until(lambda: httpx.get(f"{self.url}/health").status_code == 200, STARTUP_S)
 
     def send(self, name: str, data: dict[str, Any] | None = None, **fields: Any) -> str:
         body = {"name": name, "data": data or {}, **fields}
@@ -189,7 +194,7 @@ class AppServer(Process):
 
     def start(self) -> None:
         super().start()
-        wait_until(lambda: httpx.get(self.url).status_code in (200, 401))
+        wait_until(lambda: httpx.get(self.url).status_code in (200, 401), STARTUP_S)
 
     def sync(self) -> dict[str, Any]:
         """What the dev server does: PUT the app, which then registers with Weir."""
