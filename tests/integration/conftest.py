@@ -56,9 +56,11 @@ def weir_and_app(
     with empty_database(backend, tmp) as url:
         weir = WeirServer(tmp, database_url=url)
         app = AppServer(tmp, module, app_id, weir.url)
-        weir.start()
-        app.start()
-        app.sync()
-        yield weir, app
-        app.stop()
-        weir.stop()
+        try:  # stopped whatever fails, a start included: no server outlives its test
+            weir.start()
+            app.start()
+            app.sync()
+            yield weir, app
+        finally:
+            app.stop()
+            weir.stop()

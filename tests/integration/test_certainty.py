@@ -19,9 +19,9 @@ KEYS = "abcd"
 def test_no_limit_exceeded_under_load_and_failures(tmp_path: Path) -> None:
     weir = WeirServer(tmp_path)
     app = AppServer(tmp_path, "tests.integration.apps.weir_stress", "stress", weir.url)
-    weir.start()
-    app.start()
-    try:
+    try:  # stopped whatever fails, a start included: no server outlives its test
+        weir.start()
+        app.start()
         app.sync()
         for burst in range(6):  # 12 events per key in each burst; 8 per key may start at once
             weir.send_many(

@@ -25,9 +25,9 @@ def servers(
     with empty_database(request.param, tmp_path) as url:
         weir = WeirServer(tmp_path, database_url=url)
         app = AppServer(tmp_path, APP, "scopes", weir.url)
-        weir.start()
-        app.start()
-        try:
+        try:  # stopped whatever fails, a start included: no server outlives its test
+            weir.start()
+            app.start()
             app.sync()
             yield weir, app
         finally:
