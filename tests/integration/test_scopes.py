@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.conftest import weir_and_app
 from tests.integration.harness import AppServer, WeirServer, wait_until
-from tests.support.backends import BACKENDS, empty_database
+from tests.support.backends import BACKENDS
 from tests.support.postgres import fresh_schema
 
 pytestmark = pytest.mark.integration
@@ -22,17 +23,8 @@ APP = "tests.integration.apps.weir_scopes"
 def servers(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[WeirServer, AppServer]]:
-    with empty_database(request.param, tmp_path) as url:
-        weir = WeirServer(tmp_path, database_url=url)
-        app = AppServer(tmp_path, APP, "scopes", weir.url)
-        try:  # stopped whatever fails, a start included: no server outlives its test
-            weir.start()
-            app.start()
-            app.sync()
-            yield weir, app
-        finally:
-            app.stop()
-            weir.stop()
+    with weir_and_app(tmp_path, request.param, APP, "scopes") as pair:
+        yield pair
 
 
 def spans(app: AppServer, *fns: str) -> list[tuple[float, float]]:
