@@ -51,6 +51,7 @@ class Function:
 class Registry:
     by_id: dict[str, Function] = field(default_factory=dict)
     by_slug: dict[str, Function] = field(default_factory=dict)
+    by_app: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # ids
     by_pattern: dict[str, list[tuple[Function, EventTrigger]]] = field(
         default_factory=lambda: defaultdict(list)
     )
@@ -65,6 +66,7 @@ class Registry:
 
     def add(self, fn: Function) -> None:
         self.by_id[fn.id] = fn
+        self.by_app[fn.app_id].append(fn.id)  # archived too: their runs still call the app
         if fn.archived:  # removed from its app: runs finish, nothing new starts
             return
         self.by_slug[fn.slug] = fn
@@ -80,6 +82,10 @@ class Registry:
             for fn, trigger in self.by_pattern.get(pattern, ()):
                 grouped.setdefault(fn.id, (fn, []))[1].append(trigger)
         return [grouped[key] for key in sorted(grouped)]
+
+    def functions_of(self, app_id: str) -> list[str]:
+        """The ids of the app's functions, archived ones among them."""
+        return self.by_app.get(app_id, [])
 
     def crons(self) -> list[tuple[Function, CronTrigger]]:
         return [

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
@@ -27,7 +27,7 @@ CONTENDED_MS = 10
 @dataclass(frozen=True)
 class Offer:
     """Room held for a claim made by another transaction: at most `size` items, passing over
-    the queue lanes in `skip` (those of apps called as much as they may be)."""
+    the lanes of the functions in `skip` (those of apps called as much as they may be)."""
 
     size: int
     skip: frozenset[str]
@@ -44,6 +44,7 @@ class Scheduler:
         lease_ms: int = 30_000,
         grace_s: float = 10.0,
         app_of: Callable[[q.Claimed], str | None] = lambda item: None,
+        functions_of: Callable[[str], Collection[str]] = lambda app: (),
         per_app: int = 0,
         prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
     ) -> None:
@@ -55,13 +56,15 @@ class Scheduler:
         # At most `per_app` calls to one app at once (0: no cap), so that a hanging app holds
         # its share of the workers and the other apps are still served.
         self.app_of, self.per_app = app_of, per_app
+        # An app's functions: a claim passes over all their lanes while the app is at its cap,
+        # not only the lanes it has in flight (an app's work may lie in many lanes, one per
+        # key, and a lane taken only to be handed back costs two transactions).
+        self.functions_of = functions_of
         self.inflight: dict[int, q.Claimed] = {}
-        # Calls in flight per app and, per app, per lane: kept as items come and go, so that
-        # the per-app cap costs nothing per call however many calls are in flight.
+        # Calls in flight per app: kept as items come and go, so that the per-app cap costs
+        # nothing per call however many calls are in flight.
         self._calls: Counter[str] = Counter()
-        self._app_lanes: dict[str, Counter[str]] = {}
         self._app_by_item: dict[int, str] = {}  # as counted (a reload may move a function)
-        self._held: dict[str, str] = {}  # lane -> app, of lanes passed over while it is full
         # Workers promised to claims under way (the scheduler's own, and offers): counted as
         # calls of every app, since what they will claim is not known yet.
         self._promised = 0
@@ -99,7 +102,7 @@ class Scheduler:
         # item that finds its app full is handed back by `_admit`.
         self._claiming = free
         try:
-            claimed, due = await self._claim(free, self._full_lanes())
+            claimed, due = await self._claim(free, self._full_functions())
         finally:
             self._claiming = 0
         started, over = self._admit(claimed)
@@ -122,7 +125,7 @@ class Scheduler:
         size = min(most, self._claimable(self._claiming))
         if size <= 0:
             return None
-        skip = frozenset(self._full_lanes())
+        skip = frozenset(self._full_functions())
         self._promised += size
         return Offer(size, skip)
 
@@ -174,7 +177,6 @@ class Scheduler:
         if app is not None:
             self._app_by_item[item.id] = app
             self._calls[app] += 1
-            self._app_lanes.setdefault(app, Counter())[item.lane] += 1
 
     def _untrack(self, item: q.Claimed) -> None:
         if self.inflight.pop(item.id, None) is None:
@@ -182,26 +184,21 @@ class Scheduler:
         app = self._app_by_item.pop(item.id, None)
         if app is not None:
             self._calls[app] -= 1
-            lanes = self._app_lanes[app]
-            lanes[item.lane] -= 1
-            if lanes[item.lane] <= 0:
-                del lanes[item.lane]
             if self._calls[app] <= 0:
-                del self._calls[app], self._app_lanes[app]
+                del self._calls[app]
 
     def _app_calls(self) -> Counter[str]:
         return Counter(self._calls)
 
-    def _full_lanes(self) -> set[str]:
-        """The lanes of apps with `per_app` calls in flight: not claimed until one ends."""
+    def _full_functions(self) -> set[str]:
+        """The functions of apps with `per_app` calls in flight: not claimed until one ends."""
         if self.per_app <= 0:
             return set()
         full = {app for app, n in self._calls.items() if n + self._promised >= self.per_app}
-        self._held = {lane: app for lane, app in self._held.items() if app in full}
-        return self._lanes_of(full) | set(self._held)
+        return self._functions_of_apps(full)
 
-    def _lanes_of(self, apps: set[str]) -> set[str]:
-        return {lane for app in apps for lane in self._app_lanes.get(app, ())}
+    def _functions_of_apps(self, apps: set[str]) -> set[str]:
+        return {fn for app in apps for fn in self.functions_of(app)}
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
         """The claimed items their apps have room for, and the rest."""
@@ -212,7 +209,6 @@ class Scheduler:
         for item in claimed:
             app = self.app_of(item)
             if app is not None and calls[app] >= self.per_app:
-                self._held[item.lane] = app
                 over.append(item)
                 continue
             if app is not None:
@@ -281,15 +277,16 @@ class Scheduler:
         finally:
             self.wake()
 
-    def skip_lanes(self, finishing: q.Claimed) -> set[str]:
-        """The lanes a worker claiming its next item in the transaction that ends `finishing`
-        passes over: those of apps called as much as they may be, not counting `finishing`."""
+    def skip_functions(self, finishing: q.Claimed) -> set[str]:
+        """The functions whose lanes a worker claiming its next item in the transaction that
+        ends `finishing` passes over: those of apps called as much as they may be, not counting
+        `finishing`."""
         if self.per_app <= 0:
             return set()
         mine = self._app_by_item.get(finishing.id)
         promised = self._promised  # calls of every app, as in _claimable
         full = {a for a, n in self._calls.items() if n - (a == mine) + promised >= self.per_app}
-        return self._lanes_of(full) | {lane for lane, a in self._held.items() if a in full}
+        return self._functions_of_apps(full)
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""
@@ -299,9 +296,6 @@ class Scheduler:
     async def _hand_back_over(self, items: list[q.Claimed]) -> None:
         for item in items:
             self._untrack(item)
-            app = self.app_of(item)
-            if app is not None:
-                self._held[item.lane] = app
         now = self.clock.now_ms()
         await self.db.write(lambda c: q.hand_back(c, items, now))
 

@@ -84,6 +84,7 @@ class Platform:
             lease_ms=settings.lease_ms,
             grace_s=settings.shutdown_grace_s,
             app_of=self._app_of,
+            functions_of=self._functions_of,
             per_app=settings.app_call_cap,
             prefetch=self.driver.prefetch,
         )
@@ -143,6 +144,9 @@ class Platform:
             self.registry.by_id.get(item.function_id or "") if item.kind == QueueKind.EXEC else None
         )
         return fn.app_id if fn is not None else None
+
+    def _functions_of(self, app_id: str) -> list[str]:
+        return self.registry.functions_of(app_id)
 
     def function_slug(self, function_id: str) -> str:
         fn = self.registry.by_id.get(function_id)
@@ -279,7 +283,7 @@ class Platform:
         if answered is None:
             return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
-        skip = self.scheduler.skip_lanes(item)
+        skip = self.scheduler.skip_functions(item)
         lease_ms = self.settings.lease_ms
         events = self.driver.known_events(item.run_id or "")
 

@@ -32,7 +32,8 @@ def apply_answer(
     take_next: bool = True,
 ) -> q.Claimed | None:
     """Apply `outcome` to `item`'s run; the item the caller works on next, leased to it, if
-    any. `skip`: queue lanes the caller may not take (apps it calls as much as it may);
+    any. `skip`: functions whose calls the caller may not take (of apps it calls as much as it
+    may);
     `take_next`: False when the caller stops (it only takes the run's own next call, which
     the stopping scheduler hands back)."""
     tx.continue_run, tx.lease_ms, tx.takes_next = item.run_id, lease_ms, take_next
@@ -69,7 +70,7 @@ def _hand_on(tx: Tx, lease_ms: int, skip: Collection[str]) -> q.Claimed | None:
     """The next call of the finished call's lane, holding the slots that call kept, if it may
     start now (`queue.hand_on`); the kept slots are freed otherwise."""
     kept = tx.slots_kept
-    if kept is None or kept.lane in skip:  # a lane in `skip`: the claim decides
+    if kept is None or kept.function_id in skip:  # an app at its cap: the claim decides
         _free_kept(tx)
         return None
     tx.slots_kept = None

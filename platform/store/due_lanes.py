@@ -19,7 +19,7 @@ indexes from its statistics.
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import Connection, Select, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, or_, select, tuple_
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes
@@ -68,7 +68,7 @@ _FAST = {query: Fast(query) for query in (_WALK, _WALK_ALL, _SORT, _ONE_STATEMEN
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
     """Up to `limit` due lanes (rows of `lane`, `limits`, `head_score`), lowest head score
-    first, passing over the lanes in `skip`."""
+    first, passing over the lanes of the functions in `skip`."""
     params: dict[str, Any] = {"b_now": now, "b_limit": limit}
     if conn.dialect.name != "sqlite":
         return _run(conn, _ONE_STATEMENT, params, skip)
@@ -94,9 +94,14 @@ def due_before(conn: Connection, now: int, score: int) -> bool:
     return lowest is not None and int(lowest) <= score
 
 
+def not_skipped(skip: Collection[str]) -> ColumnElement[bool]:
+    """Lanes of no function in `skip` (the timers' lane, of no one function, among them)."""
+    return or_(lanes.c.function_id.is_(None), lanes.c.function_id.not_in(skip))
+
+
 def _run(
     conn: Connection, query: Select[Any], params: dict[str, Any], skip: Collection[str]
 ) -> list[Any]:
-    if skip:  # an expanding NOT IN: built per call (only with a per-app call cap)
-        return list(conn.execute(query.where(lanes.c.lane.not_in(skip)), params))
+    if skip:  # an expanding NOT IN: built per call (only while an app is called to its cap)
+        return list(conn.execute(query.where(not_skipped(skip)), params))
     return _FAST[query].all(conn, params)

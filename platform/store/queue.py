@@ -47,7 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
-from weir.platform.store.due_lanes import due_before, due_lanes
+from weir.platform.store.due_lanes import due_before, due_lanes, not_skipped
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes, queue, slots
@@ -150,7 +150,7 @@ def _lane_upsert(ins: Any, smaller: Any) -> Fast:
             lanes.c.blocked_on.is_(None) & (new.next_at < lanes.c.next_at),
         ),
     )
-    return Fast(stmt, ("lane", "next_at", "head_score", "limits"))
+    return Fast(stmt, ("lane", "next_at", "head_score", "limits", "function_id"))
 
 
 _TOUCH_LANE = {
@@ -415,6 +415,7 @@ def _touch_lane(conn: Connection, item: NewItem) -> None:
         "next_at": item.available_at,
         "head_score": item.score,
         "limits": _limits_json(item.limits),
+        "function_id": None if item.lane == TIMER_LANE else item.function_id,
     }
     _TOUCH_LANE[conn.dialect.name].run(conn, values)
 
@@ -459,8 +460,9 @@ def claim(
     skip: Collection[str] = (),
     clock: Callable[[], int] | None = None,
 ) -> list[Claimed]:
-    """Lease up to `max_items` due items, honouring every lane's concurrency limits; lanes in
-    `skip` (those of apps this process calls as much as it may) are passed over.
+    """Lease up to `max_items` due items, honouring every lane's concurrency limits; the lanes
+    of the functions in `skip` (of apps this process calls as much as it may) are
+    passed over.
 
     A lane due by its row may give nothing: emptied or woken lanes are set right only when a
     claim looks at them (`finish`). When the lanes looked at fell short, the claim looks
@@ -869,8 +871,9 @@ def hand_back(conn: Connection, items: list[Claimed], now: int) -> int:
 
 
 def next_due(conn: Connection, skip: Collection[str] = ()) -> int | None:
+    """When the first lane of no function in `skip` is due (None: there is none)."""
     if skip:
-        value = conn.execute(_NEXT_DUE_QUERY.where(lanes.c.lane.not_in(skip))).scalar()
+        value = conn.execute(_NEXT_DUE_QUERY.where(not_skipped(skip))).scalar()
     else:
         value = _NEXT_DUE.scalar(conn)
     return None if value is None else int(value)

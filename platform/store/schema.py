@@ -192,6 +192,10 @@ lanes = Table(
     Column("head_score", BigInteger, nullable=False),
     Column("blocked_on", KEY, nullable=True, index=True),
     Column("limits", Text, nullable=False, server_default="[]"),  # JSON [[key_hash, limit]]
+    # The function whose items the lane holds (a lane's name includes it); NULL for the timers'
+    # lane, whose items are of every function. A claim passes over the lanes of apps called
+    # as much as they may be by this column, not by the lanes it knows to be in flight.
+    Column("function_id", ID, nullable=True),
     Index("ix_lanes_next", "next_at", "head_score"),
     Index("ix_lanes_score", "head_score", "next_at", "lane"),  # a claim's walk (due_lanes.py)
 )

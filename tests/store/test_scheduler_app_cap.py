@@ -16,20 +16,30 @@ from tests.support.store_kit import Store
 APPS = {"fa": "A", "fb": "B"}
 
 
-def exec_item(function_id: str) -> q.NewItem:
-    return q.NewItem(
-        kind="exec", available_at=0, score=0, lane=f"lane-{function_id}", function_id=function_id
-    )
+def exec_item(function_id: str, lane: str | None = None) -> q.NewItem:
+    lane = lane or f"lane-{function_id}"
+    return q.NewItem(kind="exec", available_at=0, score=0, lane=lane, function_id=function_id)
 
 
 def app_of(item: q.Claimed) -> str | None:
     return APPS.get(item.function_id or "")
 
 
+def functions_of(app: str) -> list[str]:
+    return [fn for fn, owner in APPS.items() if owner == app]
+
+
 def capped(db: Any, handle: Any, workers: int, per_app: int) -> Scheduler:
     """A scheduler over the store whose items' apps are APPS, with a per-app cap."""
     return Scheduler(
-        db, SystemClock(), handle, workers=workers, grace_s=0.01, app_of=app_of, per_app=per_app
+        db,
+        SystemClock(),
+        handle,
+        workers=workers,
+        grace_s=0.01,
+        app_of=app_of,
+        functions_of=functions_of,
+        per_app=per_app,
     )
 
 
@@ -104,6 +114,48 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) ->
         await asyncio.wait_for(task, 5)
 
 
+async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_back(
+    store: Store,
+) -> None:
+    """An app's work in many lanes (one per concurrency key): while the app is called as much
+    as it may be, a claim passes over every lane of its functions, not only those in flight,
+    so none of its items is leased and handed back, and another app's item still runs."""
+    for i in range(40):
+        store.write(partial(q.enqueue, item=exec_item("fa", lane=f"key-{i}")))
+    store.write(partial(q.enqueue, item=exec_item("fb")))  # behind all of A's lanes
+    hang, handled, handed_back = asyncio.Event(), [], []
+    real_hand_back = q.hand_back
+
+    def counting_hand_back(conn: Any, items: list[q.Claimed], now: int) -> int:
+        handed_back.extend(items)
+        return real_hand_back(conn, items, now)
+
+    async def handle(item: q.Claimed) -> None:
+        handled.append(item.function_id)
+        if item.function_id == "fa":
+            await hang.wait()
+
+    scheduler = capped(store.db, handle, workers=8, per_app=2)
+    stop = asyncio.Event()
+    q.hand_back = counting_hand_back  # type: ignore[assignment]
+    try:
+        task = asyncio.create_task(scheduler.run(stop))
+        await asyncio.sleep(0.3)
+        for _ in range(5):  # wake-ups (an enqueue, a call ending elsewhere) claim again
+            scheduler.wake()
+            await asyncio.sleep(0.02)
+        assert sorted(handled) == ["fa", "fa", "fb"]
+        assert handed_back == []
+        hang.set()
+        await asyncio.sleep(0.5)
+        assert handled.count("fa") == 40
+    finally:
+        q.hand_back = real_hand_back  # type: ignore[assignment]
+        stop.set()
+        scheduler.wake()
+        await asyncio.wait_for(task, 5)
+
+
 def claim_now(store: Store, size: int, skip: frozenset[str]) -> list[q.Claimed]:
     return store.write(lambda c: q.claim(c, 10**12, size, 30_000, skip))
 
@@ -132,7 +184,7 @@ async def test_an_offer_holds_its_room_until_adopted_and_keeps_the_cap(store: St
     assert sorted(handled) == sorted(i.function_id for i in taken)
     assert {i.function_id for i in taken} == {"fa"}  # A's items were due first
     third = scheduler.offer(100)
-    assert third is not None and third.skip == {"lane-fa"}  # A is full: passed over
+    assert third is not None and third.skip == {"fa"}  # A is full: its lanes passed over
     more = claim_now(store, third.size, third.skip)
     assert [i.function_id for i in more] == ["fb", "fb"]
     scheduler.adopt(third, more)

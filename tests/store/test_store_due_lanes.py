@@ -14,14 +14,21 @@ NOW = 1_000_000
 
 
 def _put(store: Store, rows: list[tuple[str, int, int]]) -> None:
-    """Lanes as (name, next_at, head_score)."""
-    values = [{"lane": n, "next_at": at, "head_score": s, "limits": "[]"} for n, at, s in rows]
+    """Lanes as (name, next_at, head_score), each of function `fn-<name>` but the timers'."""
+    values = [
+        {"lane": n, "next_at": at, "head_score": s, "limits": "[]", "function_id": _fn(n)}
+        for n, at, s in rows
+    ]
 
     def job(conn: Connection) -> None:
         conn.execute(text("DELETE FROM lanes"))
         conn.execute(insert(lanes), values)
 
     store.write(job)
+
+
+def _fn(lane: str) -> str | None:
+    return None if lane == "~timers" else f"fn-{lane}"
 
 
 def _expected(rows: list[tuple[str, int, int]], limit: int) -> list[tuple[int, str]]:
@@ -99,12 +106,16 @@ def test_any_mix_of_lanes_gives_the_due_lanes_in_head_score_order(store: Store, 
         assert all(due_at[n] <= NOW for _, n in found)
 
 
-def test_lanes_to_skip_are_passed_over_on_either_path(store: Store) -> None:
+def test_lanes_of_functions_to_skip_are_passed_over_on_either_path(store: Store) -> None:
+    """The timers' lane holds items of every function: it is never passed over."""
     parked = [(f"parked{i:04}", NOW + 30_000, i) for i in range(d.WINDOW + 5)]
-    due = [(f"due{i}", NOW, 10_000 + i) for i in range(4)]
+    due = [(f"due{i}", NOW, 10_000 + i) for i in range(4)] + [("~timers", NOW, 20_000)]
     _put(store, parked + due)
-    found = store.write(lambda c: d.due_lanes(c, NOW, 3, skip={"due0", "due2"}))
-    assert [row.lane for row in found] == ["due1", "due3"]
+    skip = {"fn-due0", "fn-due2"}
+    found = store.write(lambda c: d.due_lanes(c, NOW, 5, skip=skip))
+    assert [row.lane for row in found] == ["due1", "due3", "~timers"]
     _put(store, due)  # within the window: the walk alone
-    found = store.write(lambda c: d.due_lanes(c, NOW, 1, skip={"due0"}))
+    found = store.write(lambda c: d.due_lanes(c, NOW, 1, skip={"fn-due0"}))
     assert [row.lane for row in found] == ["due1"]
+    found = store.write(lambda c: d.due_lanes(c, NOW, 9, skip={f"fn-due{i}" for i in range(4)}))
+    assert [row.lane for row in found] == ["~timers"]

@@ -47,6 +47,7 @@ def new_item(
     kind: str = "exec",
     step_id: str = "step",
     payload: dict[str, Any] | None = None,
+    function_id: str = "fn-1",
 ) -> q.NewItem:
     return q.NewItem(
         kind=kind,
@@ -54,7 +55,7 @@ def new_item(
         score=score,
         lane=lane,
         run_id=run_id,
-        function_id="fn-1",
+        function_id=function_id,
         step_id=step_id,
         payload=payload or {},
         dedupe=dedupe,

@@ -283,9 +283,9 @@ def test_a_lane_of_an_app_at_its_call_cap_frees_its_slot_for_the_claim(database_
             Completed(None),
             Timing(LATER, LATER),
             lease_ms=LEASE_MS,
-            skip={holder.lane},
+            skip={fn.id},
         )
-    assert nxt is None  # its app is called as much as it may be: nothing taken from the lane
+    assert nxt is None  # its app is called as much as it may be: nothing of its functions taken
     with h.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM slots")).scalar() == 0
     assert claim_one(h, LATER).run_id == h.runs()[1].id
