@@ -14,6 +14,11 @@ due, or the window was all lanes not due). The walk's result is exact: every due
 lower head score than those found lies within the window. PostgreSQL keeps one statement,
 which also skips the lanes other processes' claimers hold; its planner chooses between the
 indexes from its statistics.
+
+While an app is called as much as it may be, a claim passes over its functions' lanes by the
+lanes' `function_id`, which no index holds: when that app's lanes fill the window, the claim
+sorts every due lane, as above. It costs what the old way reached gradually (a claim handing
+back the app's lanes one by one, then passing over each by name), without the hand-backs.
 """
 
 from collections.abc import Collection

@@ -134,7 +134,9 @@ def _lane_upsert(ins: Any, smaller: Any) -> Fast:
     """Create the lane, or move its head earlier: the lowest score, and the earliest due time
     unless the lane is parked (its head still needs the key). One statement; a lane already
     right is not written. On PostgreSQL the upsert locks the row like `FOR UPDATE` did, and an
-    insert racing a delete of the lane is retried by the database itself."""
+    insert racing a delete of the lane is retried by the database itself. A lane that does not
+    name its function yet (made before migration 0012, or by an older process sharing the
+    database) learns it, so that a claim skipping the function passes it over."""
     new = ins.excluded
     stmt = ins.on_conflict_do_update(
         index_elements=[lanes.c.lane],
@@ -144,10 +146,12 @@ def _lane_upsert(ins: Any, smaller: Any) -> Fast:
                 (lanes.c.blocked_on.is_(None), smaller(lanes.c.next_at, new.next_at)),
                 else_=lanes.c.next_at,
             ),
+            "function_id": func.coalesce(lanes.c.function_id, new.function_id),
         },
         where=or_(
             new.head_score < lanes.c.head_score,
             lanes.c.blocked_on.is_(None) & (new.next_at < lanes.c.next_at),
+            lanes.c.function_id.is_(None) & new.function_id.is_not(None),
         ),
     )
     return Fast(stmt, ("lane", "next_at", "head_score", "limits", "function_id"))

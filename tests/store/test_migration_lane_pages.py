@@ -20,7 +20,7 @@ ROWS = [
     " (4, 'exec', 'fn-a', 0, 1, 'lane-a', NULL, 0)",
     "INSERT INTO lanes (lane, next_at, head_score, blocked_on, limits) VALUES"
     " ('lane-a', 0, 0, NULL, '[]'), ('Lkey', 9, 0, 'k1', '[[\"k1\", 1]]'),"
-    " ('~timers', 5, 5, NULL, '[]')",
+    " ('~timers', 5, 5, NULL, '[]'), ('empty', 0, 0, NULL, '[]')",
     "INSERT INTO slots (key_hash, item_id, expires_at) VALUES ('k1', 2, 100)",
     "INSERT INTO fences (scope, value) VALUES ('k1', 7)",
 ]
@@ -57,7 +57,7 @@ def test_work_in_the_store_survives_and_lanes_learn_their_function(engine: Engin
         ("Lkey", "fn-b", "k1"),
         ("lane-a", "fn-a", None),
         ("~timers", None, None),  # items of every function: none of its own
-    ]
+    ]  # the lane with no items is gone, as a claim would have deleted it
     assert rows(engine, "SELECT key_hash, item_id, expires_at FROM slots") == [("k1", 2, 100)]
     assert rows(engine, "SELECT scope, value FROM fences") == [("k1", 7)]
     assert rows(engine, "SELECT id, dedupe FROM queue ORDER BY id") == [

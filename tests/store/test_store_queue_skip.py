@@ -5,6 +5,7 @@ key), and the timers' lane, of every function, never is."""
 
 from functools import partial
 
+from sqlalchemy import text
 from weir.platform.store import queue as q
 
 from tests.support.store_kit import LEASE, Store, new_item
@@ -30,3 +31,14 @@ def test_the_timers_lane_is_claimed_whatever_is_skipped(store: Store) -> None:
     assert store.read(lambda c: q.next_due(c, {"fa"})) == 0
     claimed = store.write(lambda c: q.claim(c, 100, 5, LEASE, {"fa"}))
     assert [item.lane for item in claimed] == [q.TIMER_LANE]
+
+
+def test_a_lane_that_does_not_name_its_function_learns_it_from_its_next_item(
+    store: Store,
+) -> None:
+    """A lane made before the column existed, or by an older process sharing the database."""
+    store.write(partial(q.enqueue, item=new_item("old", score=1, function_id="fa")))
+    store.write(lambda c: c.execute(text("UPDATE lanes SET function_id = NULL")))
+    store.write(partial(q.enqueue, item=new_item("old", score=2, function_id="fa")))
+    assert store.write(lambda c: q.claim(c, 100, 5, LEASE, {"fa"})) == []
+    assert len(store.write(lambda c: q.claim(c, 100, 5, LEASE))) == 2
