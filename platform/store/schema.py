@@ -252,6 +252,7 @@ fifo_lanes = Table(
         sqlite_where=text("holder IS NOT NULL"),
         postgresql_where=text("holder IS NOT NULL"),
     ),
+    sqlite_with_rowid=False,  # stored by its key, as lanes
 )
 
 # The runs queued behind a lane's holder, in admission order; they have no queue item yet, so
@@ -329,6 +330,7 @@ event_runs = Table(
     metadata,
     Column("event_id", ID, primary_key=True),
     Column("run_id", ID, primary_key=True),
+    sqlite_with_rowid=False,  # the key is the row: one b-tree written per run an event starts
 )
 
 # Run idempotency by event id: one run per function per event id within 24 h.
@@ -339,6 +341,7 @@ run_keys = Table(
     Column("key", String(128), primary_key=True),
     Column("run_id", ID, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
+    sqlite_with_rowid=False,  # one b-tree written per run started, not a table and its key
 )
 
 # Live capacities: the size of a limit as operators set it, created from the value code first

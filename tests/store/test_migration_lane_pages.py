@@ -1,4 +1,4 @@
-"""Migrations 0012 and 0013 on a store with work in it: lanes learn their function from their
+"""Migrations 0012 to 0014 on a store with work in it: lanes learn their function from their
 items, and the tables rebuilt or re-indexed for fewer pages per commit keep every row and every
 rule (a dedupe is still unique; items without one never conflict)."""
 
@@ -23,6 +23,11 @@ ROWS = [
     " ('~timers', 5, 5, NULL, '[]'), ('empty', 0, 0, NULL, '[]')",
     "INSERT INTO slots (key_hash, item_id, expires_at) VALUES ('k1', 2, 100)",
     "INSERT INTO fences (scope, value) VALUES ('k1', 7)",
+    "INSERT INTO event_runs (event_id, run_id) VALUES ('e1', 'r1')",
+    "INSERT INTO run_keys (function_id, key, run_id, expires_at)"
+    " VALUES ('fn-a', 'event:e1', 'r1', 9)",
+    "INSERT INTO fifo_lanes (lane, key, holder, fence, next_seq, scope, held_since, queued)"
+    " VALUES ('f1', 'one', 'r1', 3, 4, 'fn:fn-a', 7, 2)",
 ]
 
 
@@ -60,6 +65,14 @@ def test_work_in_the_store_survives_and_lanes_learn_their_function(engine: Engin
     ]  # the lane with no items is gone, as a claim would have deleted it
     assert rows(engine, "SELECT key_hash, item_id, expires_at FROM slots") == [("k1", 2, 100)]
     assert rows(engine, "SELECT scope, value FROM fences") == [("k1", 7)]
+    assert rows(engine, "SELECT event_id, run_id FROM event_runs") == [("e1", "r1")]
+    assert rows(engine, "SELECT function_id, key, run_id, expires_at FROM run_keys") == [
+        ("fn-a", "event:e1", "r1", 9)
+    ]
+    assert rows(
+        engine,
+        "SELECT lane, key, holder, fence, next_seq, scope, held_since, queued FROM fifo_lanes",
+    ) == [("f1", "one", "r1", 3, 4, "fn:fn-a", 7, 2)]
     assert rows(engine, "SELECT id, dedupe FROM queue ORDER BY id") == [
         (1, None),
         (2, "d1"),
@@ -83,7 +96,7 @@ def test_a_dedupe_stays_unique_and_items_without_one_never_conflict(engine: Engi
     assert rows(engine, "SELECT count(*) FROM queue") == [(4,)]
 
 
-def test_sqlite_stores_lanes_slots_and_fences_by_their_keys(tmp_path: Path) -> None:
+def test_sqlite_stores_the_small_hot_tables_by_their_keys(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")  # WITHOUT ROWID is SQLite's
     migrate_to(engine, "head")
     found = rows(
@@ -91,4 +104,11 @@ def test_sqlite_stores_lanes_slots_and_fences_by_their_keys(tmp_path: Path) -> N
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID%'",
     )
     engine.dispose()
-    assert sorted(name for (name,) in found) == ["fences", "lanes", "slots"]
+    assert sorted(name for (name,) in found) == [
+        "event_runs",
+        "fences",
+        "fifo_lanes",
+        "lanes",
+        "run_keys",
+        "slots",
+    ]
