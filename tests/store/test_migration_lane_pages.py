@@ -2,7 +2,6 @@
 items, and the tables rebuilt or re-indexed for fewer pages per commit keep every row and every
 rule (a dedupe is still unique; items without one never conflict)."""
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,15 +28,6 @@ ROWS = [
     "INSERT INTO fifo_lanes (lane, key, holder, fence, next_seq, scope, held_since, queued)"
     " VALUES ('f1', 'one', 'r1', 3, 4, 'fn:fn-a', 7, 2)",
 ]
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def migrate_to(engine: Engine, revision: str) -> None:

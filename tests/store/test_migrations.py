@@ -1,10 +1,8 @@
 """Alembic owns the schema: a freshly migrated database is exactly the SQLAlchemy models."""
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -16,15 +14,6 @@ from weir.platform.store.schema import metadata
 
 from tests.support.backends import empty_database
 from tests.support.migrated import migrate
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = make_engine(database_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def schema_diffs(engine: Engine) -> list[Any]:

@@ -3,10 +3,13 @@ other due items left in the queue (not claimed over and over), while another app
 when one of its calls ends, the next of its items starts."""
 
 import asyncio
+import contextlib
 from collections import Counter
+from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
+import pytest
 from weir.platform.clock import SystemClock
 from weir.platform.scheduler import Scheduler
 from weir.platform.store import queue as q
@@ -43,6 +46,19 @@ def capped(db: Any, handle: Any, workers: int, per_app: int) -> Scheduler:
     )
 
 
+@contextlib.asynccontextmanager
+async def running(scheduler: Scheduler) -> AsyncIterator[None]:
+    """The scheduler's loop, for the block; stopped (its calls given their grace) after."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(scheduler.run(stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        scheduler.wake()
+        await asyncio.wait_for(task, 5)
+
+
 class Counting:
     """The store's Database, counting the write transactions (claims among them)."""
 
@@ -65,23 +81,20 @@ async def test_a_hanging_app_keeps_its_share_and_the_queue_is_not_churned(store:
             await hang.wait()
 
     db = Counting(store)
-    scheduler = capped(db, handle, workers=4, per_app=2)
-    stop = asyncio.Event()
-    task = asyncio.create_task(scheduler.run(stop))
-    await asyncio.sleep(0.3)
-    assert sorted(handled) == ["fa", "fa", "fb"]  # B ran; A holds its two workers only
-    writes = db.writes
-    await asyncio.sleep(0.5)
-    assert db.writes - writes <= 1  # idle: A's three waiting items are not claimed again
-    hang.set()  # A's calls end: its waiting items start, two at a time
-    await asyncio.sleep(0.3)
-    assert handled.count("fa") == 5
-    stop.set()
-    scheduler.wake()
-    await asyncio.wait_for(task, 5)
+    async with running(capped(db, handle, workers=4, per_app=2)):
+        await asyncio.sleep(0.3)
+        assert sorted(handled) == ["fa", "fa", "fb"]  # B ran; A holds its two workers only
+        writes = db.writes
+        await asyncio.sleep(0.5)
+        assert db.writes - writes <= 1  # idle: A's three waiting items are not claimed again
+        hang.set()  # A's calls end: its waiting items start, two at a time
+        await asyncio.sleep(0.3)
+        assert handled.count("fa") == 5
 
 
-async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) -> None:
+async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nothing is claimed only to be handed back: a start handed back would have spent its
     throttle slot or rolling-window charge for nothing."""
     for _ in range(6):
@@ -97,25 +110,17 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(store: Store) ->
     async def handle(item: q.Claimed) -> None:
         await hang.wait()
 
-    scheduler = capped(store.db, handle, workers=8, per_app=2)
-    stop = asyncio.Event()
-    q.claim = counting_claim  # type: ignore[assignment]
-    try:
-        task = asyncio.create_task(scheduler.run(stop))
+    monkeypatch.setattr(q, "claim", counting_claim)
+    async with running(capped(store.db, handle, workers=8, per_app=2)):
         await asyncio.sleep(0.3)
         assert sum(claims) == 2, claims  # two claimed and started, none handed back
         hang.set()
         await asyncio.sleep(0.5)
         assert sum(claims) == 6, claims
-    finally:
-        q.claim = real_claim  # type: ignore[assignment]
-        stop.set()
-        scheduler.wake()
-        await asyncio.wait_for(task, 5)
 
 
 async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_back(
-    store: Store,
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An app's work in many lanes (one per concurrency key): while the app is called as much
     as it may be, a claim passes over every lane of its functions, not only those in flight,
@@ -136,10 +141,8 @@ async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_b
             await hang.wait()
 
     scheduler = capped(store.db, handle, workers=8, per_app=2)
-    stop = asyncio.Event()
-    q.hand_back = counting_hand_back  # type: ignore[assignment]
-    try:
-        task = asyncio.create_task(scheduler.run(stop))
+    monkeypatch.setattr(q, "hand_back", counting_hand_back)
+    async with running(scheduler):
         await asyncio.sleep(0.3)
         for _ in range(5):  # wake-ups (an enqueue, a call ending elsewhere) claim again
             scheduler.wake()
@@ -149,11 +152,6 @@ async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_b
         hang.set()
         await asyncio.sleep(0.5)
         assert handled.count("fa") == 40
-    finally:
-        q.hand_back = real_hand_back  # type: ignore[assignment]
-        stop.set()
-        scheduler.wake()
-        await asyncio.wait_for(task, 5)
 
 
 def claim_now(store: Store, size: int, skip: frozenset[str]) -> list[q.Claimed]:
