@@ -83,12 +83,14 @@ class Stack:
     rates: list[float] = field(default_factory=list)
 
 
-def start(home: Path) -> Stack:
+def start(home: Path, stacks: list[Stack]) -> Stack:
+    """A stack, in `stacks` before anything starts: a half-started one is stopped with them."""
     home.mkdir()
     weir = WeirServer(home)
-    app = AppServer(home, "bench.queued_app", "queuedbench", weir.url)
+    stack = Stack(weir, AppServer(home, "bench.queued_app", "queuedbench", weir.url))
+    stacks.append(stack)
+    app = stack.app
     Process.start(weir)
-    stack = Stack(weir, app)
     wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)
     app.start()
     app.sync()
@@ -111,9 +113,7 @@ def main() -> None:
     stacks: list[Stack] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            for name in ("empty", "backlog"):
-                stacks.append(start(Path(tmp) / name))
-            empty, full = stacks
+            empty, full = [start(Path(tmp) / name, stacks) for name in ("empty", "backlog")]
             started = time.monotonic()
             send(full.weir, "b/parked", args.backlog)
             filled_in = time.monotonic() - started

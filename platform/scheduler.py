@@ -190,15 +190,15 @@ class Scheduler:
     def _app_calls(self) -> Counter[str]:
         return Counter(self._calls)
 
-    def _full_functions(self) -> set[str]:
-        """The functions of apps with `per_app` calls in flight: not claimed until one ends."""
+    def _full_functions(self, ending: str | None = None) -> set[str]:
+        """The functions of apps with `per_app` calls in flight, not counting one call of
+        `ending` (the app of a call whose transaction claims the next): not claimed until one
+        ends. Calls promised to offers count as calls of every app, as in `_claimable`."""
         if self.per_app <= 0:
             return set()
-        full = {app for app, n in self._calls.items() if n + self._promised >= self.per_app}
-        return self._functions_of_apps(full)
-
-    def _functions_of_apps(self, apps: set[str]) -> set[str]:
-        return {fn for app in apps for fn in self.functions_of(app)}
+        cap, promised = self.per_app, self._promised
+        full = [app for app, n in self._calls.items() if n - (app == ending) + promised >= cap]
+        return {fn for app in full for fn in self.functions_of(app)}
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
         """The claimed items their apps have room for, and the rest."""
@@ -281,12 +281,7 @@ class Scheduler:
         """The functions whose lanes a worker claiming its next item in the transaction that
         ends `finishing` passes over: those of apps called as much as they may be, not counting
         `finishing`."""
-        if self.per_app <= 0:
-            return set()
-        mine = self._app_by_item.get(finishing.id)
-        promised = self._promised  # calls of every app, as in _claimable
-        full = {a for a, n in self._calls.items() if n - (a == mine) + promised >= self.per_app}
-        return self._functions_of_apps(full)
+        return self._full_functions(self._app_by_item.get(finishing.id))
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""

@@ -32,10 +32,9 @@ def apply_answer(
     take_next: bool = True,
 ) -> q.Claimed | None:
     """Apply `outcome` to `item`'s run; the item the caller works on next, leased to it, if
-    any. `skip`: functions whose calls the caller may not take (of apps it calls as much as it
-    may);
-    `take_next`: False when the caller stops (it only takes the run's own next call, which
-    the stopping scheduler hands back)."""
+    any. `skip`: functions whose calls the caller may not take (of apps it calls as much as
+    it may); `take_next`: False when the caller stops (it only takes the run's own next call,
+    which the stopping scheduler hands back)."""
     tx.continue_run, tx.lease_ms, tx.takes_next = item.run_id, lease_ms, take_next
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)

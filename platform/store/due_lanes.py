@@ -17,8 +17,8 @@ indexes from its statistics.
 
 While an app is called as much as it may be, a claim passes over its functions' lanes by the
 lanes' `function_id`, which no index holds: when that app's lanes fill the window, the claim
-sorts every due lane, as above. It costs what the old way reached gradually (a claim handing
-back the app's lanes one by one, then passing over each by name), without the hand-backs.
+sorts every due lane, as above (a cost the app's lanes would otherwise have added in claims
+and hand-backs of their items).
 """
 
 from collections.abc import Collection

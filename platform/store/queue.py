@@ -465,8 +465,7 @@ def claim(
     clock: Callable[[], int] | None = None,
 ) -> list[Claimed]:
     """Lease up to `max_items` due items, honouring every lane's concurrency limits; the lanes
-    of the functions in `skip` (of apps this process calls as much as it may) are
-    passed over.
+    of the functions in `skip` (of apps this process calls as much as it may) are passed over.
 
     A lane due by its row may give nothing: emptied or woken lanes are set right only when a
     claim looks at them (`finish`). When the lanes looked at fell short, the claim looks
