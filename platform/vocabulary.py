@@ -134,6 +134,10 @@ class Opcode(StrEnum):
     WAIT_FOR_EVENT = "WaitForEvent"
     INVOKE_FUNCTION = "InvokeFunction"
     AI_GATEWAY = "AIGateway"  # step.ai.infer: Weir makes the request itself
+    # Ending a checkpointed answer (steps first, run in the same request): its return value
+    # or its error (docs/protocol.md, Checkpointed answers).
+    RUN_COMPLETE = "RunComplete"
+    RUN_ERROR = "RunError"
 
 
 # Ops whose step memo is stored as {"data": ...} or {"error": ...}: readers show what is inside.

@@ -27,6 +27,7 @@ from ._function import Function
 from ._options import (
     Batch,
     Cancel,
+    Checkpoint,
     Concurrency,
     Debounce,
     Lane,
@@ -45,6 +46,7 @@ from ._triggers import TriggerCron, TriggerEvent
 __all__ = [
     "Batch",
     "Cancel",
+    "Checkpoint",
     "Concurrency",
     "Context",
     "ContextSync",

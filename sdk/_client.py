@@ -14,6 +14,7 @@ from ._function import Compiled, Function, FunctionOptions
 from ._options import (
     Batch,
     Cancel,
+    Checkpoint,
     Concurrency,
     Debounce,
     Lane,
@@ -96,6 +97,7 @@ class Weir:
         lane: Lane | str | None = None,
         scopes: Sequence[Scope] = (),
         app_limit: int | None = None,
+        checkpoint: Checkpoint | bool | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
         options = FunctionOptions(
@@ -121,6 +123,7 @@ class Weir:
             lane=Lane(key=lane) if isinstance(lane, str) else lane,
             scopes=tuple(scopes),
             app_limit=self.app_limit if app_limit is None else app_limit,
+            checkpoint=_checkpoint(checkpoint),
         )
 
         def register(handler: Handler) -> Function:
@@ -166,6 +169,14 @@ def compile_all(functions: Sequence[Function]) -> list[Compiled]:
         seen.add(c.slug)
     raise_if_any(problems)
     return compiled
+
+
+def _checkpoint(value: Checkpoint | bool | None) -> Checkpoint | None:
+    if value is True:
+        return Checkpoint()
+    if value is None or value is False:
+        return None
+    return value  # anything else is reported at serve()
 
 
 def _limits(value: int | Concurrency | Sequence[Concurrency] | None) -> tuple[Concurrency, ...]:

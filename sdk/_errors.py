@@ -17,6 +17,10 @@ class RetryAfterError(Exception):
 
     def __init__(self, message: str, retry_after: timedelta | datetime) -> None:
         super().__init__(message)
+        if not isinstance(retry_after, timedelta | datetime):
+            # found here, in the user's code, not later as a crash of the SDK's answer
+            got = type(retry_after).__name__
+            raise TypeError(f"retry_after must be a timedelta or a datetime, got {got}")
         self.retry_after = retry_after
 
     def retry_at(self) -> datetime:

@@ -7,6 +7,8 @@ logic lives here, once, for both the async and the sync step API.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -24,6 +26,7 @@ from ._ops import (
     StepSlot,
     error_object,
 )
+from ._options import Checkpoint
 
 
 class Interrupt(BaseException):
@@ -53,8 +56,20 @@ def unexpected(display_name: str) -> CodedError:
     return CodedError("step_unexpected", "StepUnexpectedError", message)
 
 
+class Budget:
+    """How far one request may run on past its steps (the function's Checkpoint)."""
+
+    def __init__(self, checkpoint: Checkpoint) -> None:
+        self.max_steps = checkpoint.max_steps
+        self.deadline = time.monotonic() + checkpoint.max_ms / 1000
+
+    def spent(self, steps: int) -> bool:
+        return steps >= self.max_steps or time.monotonic() >= self.deadline
+
+
 class RunState:
-    """Per-request state: memos, repeat counters, the targeted step, the parallel depth."""
+    """Per-request state: memos, repeat counters, the targeted step, the parallel depth,
+    and the steps a checkpointed request has run so far (`saved`, reported with its end)."""
 
     def __init__(
         self,
@@ -64,6 +79,7 @@ class RunState:
         disable_immediate: bool = False,
         attempt: int = 0,
         max_attempts: int | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.memos = memos
         self.target = target
@@ -73,6 +89,10 @@ class RunState:
         self.group_depth = 0
         self.executing = False
         self.calls = Calls()
+        self.saved: list[Op] = []
+        # A targeted or planning request runs one step or none: never checkpointed.
+        eager = checkpoint is not None and target is None and not disable_immediate
+        self.budget = Budget(checkpoint) if eager and checkpoint is not None else None
         self._counts: dict[str, int] = {}
         self._replayed: set[str] = set()
 
@@ -124,15 +144,25 @@ class RunState:
                 return
             raise Interrupt([op])
         if op.op == STEP_RUN and not (self.group_depth or self.disable_immediate):
+            if self.budget is not None and self.saved and self.budget.spent(len(self.saved)):
+                raise Interrupt([])  # this step runs in the next request
             return
         raise Interrupt([op.with_op(STEP_PLANNED) if op.op == STEP_RUN else op])
 
-    def ran(self, op: Op, result: Any) -> NoReturn:
+    def ran(self, op: Op, result: Any) -> Any:
+        """Report a step's result: stop here, or (checkpointed) keep it and go on with the
+        value a replay would give, the result as JSON read back."""
         problem = _jsoncheck.problem(result)
         if problem is not None:
             message = f'"{op.slot.user_id}" returned unserializable data: {problem}'
             raise CodedError("output_unserializable", "OutputUnserializableError", message)
-        raise Interrupt([replace(op, data=result)])
+        if self.budget is None:
+            raise Interrupt([replace(op, data=result)])
+        self.saved.append(replace(op, data=result))
+        memo = json.loads(json.dumps(result))
+        self.memos[op.slot.hashed] = {"data": memo}
+        self._replayed.add(op.slot.hashed)
+        return memo
 
     @property
     def last_attempt(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Any, Protocol, cast
 from ._options import (
     Batch,
     Cancel,
+    Checkpoint,
     Concurrency,
     Debounce,
     Lane,
@@ -63,6 +64,7 @@ class FunctionOptions:
     lane: Lane | None = None  # Weir only: sent in the config's "weir" block
     scopes: tuple[Scope, ...] = ()  # Weir-only: resource scopes (docs/sdk.md)
     app_limit: int | None = None  # Weir-only: slots shared by the app's functions
+    checkpoint: Checkpoint | None = None  # Weir-only, SDK side: steps run on in one request
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Compiled:
     handler: Callable[..., Any]
     config: Wire
     retries: int | None = None
+    checkpoint: Checkpoint | None = None
 
     @property
     def is_async(self) -> bool:
@@ -118,7 +121,8 @@ class Function:
         if weir:
             config["weir"] = weir
         _check_exclusive(p, self.options)
-        main = Compiled(self.slug, self.handler, config, self.options.retries)
+        checkpoint = _checkpoint(p, self.options.checkpoint)
+        main = Compiled(self.slug, self.handler, config, self.options.retries, checkpoint)
         if self.options.on_failure is None:
             return [main]
         return [main, self._failure_handler(self.options.on_failure)]
@@ -152,6 +156,16 @@ def _check_identity(p: Problems, o: FunctionOptions, handler: Callable[..., Any]
         and 0 <= o.retries <= MAX_RETRIES
     )
     p.check(retries_ok, "retries", f"must be an integer from 0 to {MAX_RETRIES}, got {o.retries!r}")
+
+
+def _checkpoint(p: Problems, value: object) -> Checkpoint | None:
+    if value is None:
+        return None
+    if not isinstance(value, Checkpoint):
+        p.add("checkpoint", f"must be True or a Checkpoint(...), got {value!r}")
+        return None
+    value.check(p, "checkpoint")
+    return value
 
 
 def _all_triggers(p: Problems, o: FunctionOptions) -> list[object]:

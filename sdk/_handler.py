@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +15,7 @@ from ._errors import CodedError, NonRetriableError, RetryAfterError, StepError
 from ._execution import Interrupt, RunState, Skip, unexpected
 from ._function import Compiled
 from ._http import HttpResponse, json_response
-from ._ops import error_object
+from ._ops import RUN_COMPLETE, RUN_ERROR, Op, StepSlot, error_object
 from ._request import InvocationRequest
 from ._sender import EventSender
 from ._steps import Step, StepSync
@@ -30,16 +31,32 @@ async def invoke(
     sender: EventSender,
     headers: Mapping[str, str],
 ) -> HttpResponse:
-    state = _state(request, target)
+    state = _state(request, target, fn)
+    try:
+        response = await _respond(fn, request, state, sender, headers)
+    finally:
+        state.calls.close()
+    if state.saved and response.status != 206:
+        return _run_error(state.saved, response)
+    return response
+
+
+async def _respond(
+    fn: Compiled,
+    request: InvocationRequest,
+    state: RunState,
+    sender: EventSender,
+    headers: Mapping[str, str],
+) -> HttpResponse:
     try:
         output = await _call(fn, request, state, sender, headers)
         state.calls.check()
-        if target is not None:  # finishing here would report the run done by mistake
-            message = f"the targeted step {target} was not reached"
+        if state.target is not None:  # finishing here would report the run done by mistake
+            message = f"the targeted step {state.target} was not reached"
             raise CodedError("step_unexpected", "StepUnexpectedError", message)
-        return _completed(output)
+        return _completed(output, state.saved)
     except Interrupt as interrupt:
-        ops = [op.to_wire() for op in interrupt.ops]
+        ops = [op.to_wire() for op in (*state.saved, *interrupt.ops)]
         return json_response(206, ops, NO_RETRY if interrupt.no_retry else None)
     except Skip as skip:
         return _coded(unexpected(skip.display_name))
@@ -48,8 +65,6 @@ async def invoke(
     except Exception as err:
         _logs.function_failed(fn.slug, err)
         return failure(err)
-    finally:
-        state.calls.close()
 
 
 def _not_awaited(fn: Compiled, missing: NotAwaited) -> HttpResponse:
@@ -61,7 +76,7 @@ def _not_awaited(fn: Compiled, missing: NotAwaited) -> HttpResponse:
     )
 
 
-def _state(request: InvocationRequest, target: str | None) -> RunState:
+def _state(request: InvocationRequest, target: str | None, fn: Compiled) -> RunState:
     ctx = request.ctx
     return RunState(
         request.steps,
@@ -69,6 +84,7 @@ def _state(request: InvocationRequest, target: str | None) -> RunState:
         disable_immediate=ctx.disable_immediate_execution,
         attempt=ctx.attempt,
         max_attempts=ctx.max_attempts,
+        checkpoint=fn.checkpoint,
     )
 
 
@@ -99,12 +115,24 @@ async def _call(
     return await asyncio.to_thread(fn.handler, ctx)
 
 
-def _completed(output: Any) -> HttpResponse:
+def _completed(output: Any, saved: list[Op]) -> HttpResponse:
     problem = _jsoncheck.problem(output, "the return value")
     if problem is not None:
         message = f"the function returned unserializable data: {problem}"
         return _coded(CodedError("output_unserializable", "OutputUnserializableError", message))
-    return json_response(200, output)
+    if not saved:
+        return json_response(200, output)
+    done = Op(RUN_COMPLETE, StepSlot("complete", None), name="complete", data=output)
+    return json_response(206, [op.to_wire() for op in (*saved, done)])
+
+
+def _run_error(saved: list[Op], response: HttpResponse) -> HttpResponse:
+    """A checkpointed request that ended in an error: its steps and the error in one answer,
+    so the steps are kept and the error counts as the attempt's (headers kept: no-retry,
+    retry-after)."""
+    error = json.loads(response.body)
+    failed = Op(RUN_ERROR, StepSlot("error", None), name="error", error=error)
+    return json_response(206, [op.to_wire() for op in (*saved, failed)], response.headers)
 
 
 def failure(err: Exception) -> HttpResponse:

@@ -15,6 +15,8 @@ SLEEP = "Sleep"
 WAIT_FOR_EVENT = "WaitForEvent"
 INVOKE = "InvokeFunction"
 AI_GATEWAY = "AIGateway"
+RUN_COMPLETE = "RunComplete"  # the run's return value, after steps run in the same request
+RUN_ERROR = "RunError"  # the request's error, after steps run in the same request
 
 
 def hash_step_id(user_id: str, index: int | None) -> str:

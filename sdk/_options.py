@@ -296,3 +296,29 @@ class Lane:
             "needs a key (a CEL expression over event) or a name, or both",
         )
         return _drop_none({"key": self.key, "name": self.name})
+
+
+MAX_CHECKPOINT_STEPS = 1000  # a run's whole step budget
+MAX_CHECKPOINT_MS = 300_000
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Weir only: run consecutive `step.run` steps in one request and report them together.
+
+    A request keeps going after a step instead of stopping at it, until `max_steps` steps
+    have run or `max_ms` has passed, or the code reaches a step Weir performs (sleep, wait,
+    invoke, a parallel group) or ends. Weir saves every step of the answer in one commit.
+    The cost: steps run since the request began are not saved until it answers, so a crash
+    of the app or of Weir in between runs them again (docs/sdk.md, Checkpointing)."""
+
+    max_steps: int = 100
+    max_ms: int = 2_000
+
+    def check(self, p: Problems, option: str) -> None:
+        for field, value, top in (
+            ("max_steps", self.max_steps, MAX_CHECKPOINT_STEPS),
+            ("max_ms", self.max_ms, MAX_CHECKPOINT_MS),
+        ):
+            ok = _is_int(value) and 1 <= value <= top
+            p.check(ok, f"{option}.{field}", f"must be an integer from 1 to {top}, got {value!r}")

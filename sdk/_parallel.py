@@ -69,7 +69,8 @@ def finish_race(state: RunState, race_id: str, branches: list[Branch]) -> Any:
         raise pending or Skip(race_id)
     op = Op(STEP_RUN, marker, name=race_id)
     state.gate(op)
-    return state.ran(op, settled[0])  # records the winner and stops here
+    state.ran(op, settled[0])  # records the winner: stops here unless checkpointed
+    return branches[settled[0]].result()
 
 
 def _recorded_winner(branches: list[Branch], winner: Any, race_id: str) -> Branch:

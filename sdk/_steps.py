@@ -166,7 +166,7 @@ class StepSync:
             _step_failed(self._state, op, err)
         finally:
             self._state.executing = False
-        return self._state.ran(op, result)
+        return self._state.ran(op, result)  # type: ignore[no-any-return]
 
     def sleep(self, step_id: str, duration: Duration) -> None:
         self._state.report(step_id, sleep_op(duration))

@@ -7,7 +7,15 @@ in http.py; the 1,000-steps cap where ops are applied, in runtime/outcomes.py.)"
 import json
 from typing import Any
 
-from weir.platform.executor.response import AttemptFailed, Completed, Ops, Outcome, failed
+from weir.platform.executor.response import (
+    AttemptFailed,
+    Checkpointed,
+    Completed,
+    Op,
+    Ops,
+    Outcome,
+    failed,
+)
 from weir.platform.vocabulary import Opcode
 
 MAX_STEP_OUTPUT_BYTES = 4 * 1024 * 1024
@@ -21,8 +29,20 @@ def enforce(outcome: Outcome, state_bytes: int) -> Outcome:
     if isinstance(outcome, Completed):
         return _output_problem(outcome.output) or outcome
     if isinstance(outcome, Ops):
-        return _ops_problem(outcome, state_bytes) or outcome
+        return _ops_problem(outcome.ops, state_bytes) or outcome
+    if isinstance(outcome, Checkpointed):
+        return _checkpoint_problem(outcome, state_bytes) or outcome
     return outcome
+
+
+def _checkpoint_problem(outcome: Checkpointed, state_bytes: int) -> AttemptFailed | None:
+    """Every step of the answer counts, and its return value if it ended the run."""
+    then = outcome.then
+    ops = [*outcome.steps, *(then.ops if isinstance(then, Ops) else ())]
+    problem = _ops_problem(ops, state_bytes)
+    if problem is None and isinstance(then, Completed):
+        return _output_problem(then.output)
+    return problem
 
 
 def _output_problem(output: Any) -> AttemptFailed | None:
@@ -37,9 +57,9 @@ def _output_problem(output: Any) -> AttemptFailed | None:
     )
 
 
-def _ops_problem(outcome: Ops, state_bytes: int) -> AttemptFailed | None:
+def _ops_problem(ops: list[Op], state_bytes: int) -> AttemptFailed | None:
     total = state_bytes
-    for op in outcome.ops:
+    for op in ops:
         if op.op not in SAVED_OPS:
             continue
         size = _size({"data": op.data, "error": op.error})

@@ -65,7 +65,18 @@ class AttemptFailed:
     status: int = 0
 
 
-Outcome = Completed | Ops | AttemptFailed
+@dataclass(frozen=True)
+class Checkpointed:
+    """Steps the app ran one after another in a single request, then what ended it: nothing
+    more (call again), the run's return value, its error, or ops such as a sleep."""
+
+    steps: list[Op]
+    then: "Completed | Ops | AttemptFailed | None" = None
+
+
+Outcome = Completed | Ops | AttemptFailed | Checkpointed
+SAVED_STEP_OPS = (Opcode.STEP_RUN, Opcode.STEP)
+RUN_ENDS = (Opcode.RUN_COMPLETE, Opcode.RUN_ERROR)
 
 
 @dataclass
@@ -139,13 +150,39 @@ def _ops(raw: RawResponse, no_retry: bool, retry_after: int | None) -> Outcome:
     try:
         value = _loads(raw.body)
         items = value if isinstance(value, list) else [value]
-        return Ops([_op(item) for item in items], no_retry, retry_after)
+        return _shape([_op(item) for item in items], no_retry, retry_after)
     except OpError as exc:  # well-formed but unusable: asking again gets the same answer
         return failed(
             "InvalidOp", f"the SDK answered with an op Weir cannot apply: {exc}", no_retry=True
         )
     except (ValueError, TypeError, KeyError) as exc:
         return failed("InvalidResponse", f"the SDK answered 206 with invalid step ops: {exc}")
+
+
+def _shape(ops: list[Op], no_retry: bool, retry_after: int | None) -> Outcome:
+    """Ops as sent, or, when steps lead and more follows, the steps and what ended the request."""
+    end = ops[-1] if ops and ops[-1].op in RUN_ENDS else None
+    body = ops[:-1] if end is not None else ops
+    if any(o.op in RUN_ENDS for o in body):
+        raise OpError("RunComplete or RunError may only be the last op of an answer")
+    lead = next((i for i, o in enumerate(body) if o.op not in SAVED_STEP_OPS), len(body))
+    if end is not None and lead < len(body):
+        raise OpError(f"{end.op} may follow only steps that ran, not {body[lead].op}")
+    rest = body[lead:]
+    then: Completed | Ops | AttemptFailed | None = None
+    if rest:
+        then = Ops(rest, no_retry, retry_after)
+    elif end is not None:
+        then = _ending(end, no_retry, retry_after)
+    if lead == 0 or (lead == 1 and then is None):
+        return then or Ops(body, no_retry, retry_after)  # a lone step, as every SDK sends
+    return Checkpointed(body[:lead], then)
+
+
+def _ending(op: Op, no_retry: bool, retry_after: int | None) -> Completed | AttemptFailed:
+    if op.op == Opcode.RUN_COMPLETE:  # its data was checked with the op (`check_op`)
+        return Completed(op.data)
+    return AttemptFailed(_error_fields(op.error), no_retry, retry_after)
 
 
 def _op(item: Any) -> Op:
@@ -171,12 +208,19 @@ def _error_body(raw: RawResponse) -> dict[str, Any]:
     except ValueError:
         value = None
     if isinstance(value, dict) and isinstance(value.get("message"), str):
-        # text fields only: anything else could be a number the run's error cannot keep
-        kept = {k: value[k] for k in ("message", "stack", "code") if isinstance(value.get(k), str)}
-        name = value.get("name")
-        return kept | {"name": name if isinstance(name, str) and name else "Error"}
+        return _error_fields(value)
     text = raw.body[:2000].decode("utf-8", "replace")
     return {"name": "HttpError", "message": f"HTTP {raw.status}: {text}"}
+
+
+def _error_fields(value: Any) -> dict[str, Any]:
+    """An error object as a run keeps it: its text fields only (anything else could be a
+    number the run's error cannot keep), a name and a message always."""
+    if not isinstance(value, dict):
+        return {"name": "Error", "message": "the app reported an error without an error object"}
+    kept = {k: value[k] for k in ("message", "stack", "code") if isinstance(value.get(k), str)}
+    name = value.get("name")
+    return {"message": ""} | kept | {"name": name if isinstance(name, str) and name else "Error"}
 
 
 def _unwrap_stream(raw: RawResponse) -> RawResponse:

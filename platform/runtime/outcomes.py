@@ -9,6 +9,7 @@ from weir.platform.executor.request import attempts_allowed
 from weir.platform.executor.response import (
     KNOWN_OPS,
     AttemptFailed,
+    Checkpointed,
     Completed,
     Op,
     Ops,
@@ -23,12 +24,15 @@ from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
 from weir.platform.runtime import ai_steps, events, invoke, waits
 from weir.platform.runtime.runs import (
+    StepResult,
     enqueue_call,
     enqueue_timer,
     finish_run,
     mark_started,
+    move_on,
     resolve_step,
     run_note,
+    save_results,
     starts_at,
 )
 from weir.platform.runtime.tx import Tx
@@ -73,8 +77,37 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     run = mark_started(tx, run, item.claimed_at)
     if isinstance(outcome, Ops):
         _apply_ops(tx, item, fn, run, outcome)
+    elif isinstance(outcome, Checkpointed):
+        _apply_checkpoint(tx, item, fn, run, outcome)
     else:
         _retry_or_fail(tx, item, fn, run.id, outcome, outcome.error)
+
+
+def _apply_checkpoint(
+    tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Checkpointed
+) -> None:
+    """Steps run one after another in one request are kept whatever ended it: then the run
+    ends, retries or fails, or goes on as the ops that followed say."""
+    problem = _invalid(run, outcome.steps)
+    if problem:
+        _finish(tx, item)
+        finish_run(tx, run.id, RunStatus.FAILED, None, error=problem)
+        return
+    results = [
+        StepResult(o.id, {"data": o.data}, Opcode.STEP_RUN, o.display_name) for o in outcome.steps
+    ]
+    saved = save_results(tx, run, results) or run
+    then = outcome.then
+    if isinstance(then, Ops):
+        _apply_ops(tx, item, fn, saved, then)
+    elif isinstance(then, AttemptFailed):
+        _retry_or_fail(tx, item, fn, run.id, then, then.error)
+    else:
+        _finish(tx, item)
+        if isinstance(then, Completed):
+            finish_run(tx, run.id, RunStatus.COMPLETED, then.output, run=saved)
+        elif saved is not run:
+            move_on(tx, run, saved)
 
 
 def _finish(tx: Tx, item: q.Claimed) -> None:
@@ -120,6 +153,12 @@ def _call_summary(outcome: Outcome) -> tuple[StepStatus, dict[str, Any]]:
         ops = [_op_summary(o) for o in outcome.ops]
         errored = any(o.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) for o in outcome.ops)
         return (StepStatus.FAILED if errored else StepStatus.COMPLETED), {"ops": ops}
+    if isinstance(outcome, Checkpointed):
+        steps = [_op_summary(o) for o in outcome.steps]
+        if outcome.then is None:
+            return StepStatus.COMPLETED, {"ops": steps}
+        status, detail = _call_summary(outcome.then)
+        return status, {**detail, "ops": [*steps, *detail.get("ops", ())]}
     return StepStatus.FAILED, {"error": outcome.error, "status": outcome.status}
 
 

@@ -181,6 +181,16 @@ def schedule_discovery(tx: Tx, run: Run) -> None:
     )
 
 
+@dataclass(frozen=True)
+class StepResult:
+    """A step's result to store: its id, memo, the op that produced it and its name."""
+
+    step_id: str
+    memo: Any
+    op: str
+    name: str = ""
+
+
 def resolve_step(
     tx: Tx,
     run_id: str,
@@ -197,32 +207,46 @@ def resolve_step(
     run = current if current is not None else run_records.lock_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
-    seq = run.step_count
-    text = json.dumps(memo, separators=(",", ":"))
-    if not step_records.save_memo(tx.conn, run_id, step_id, seq, name, op, text, tx.now):
+    saved = save_results(tx, run, [StepResult(step_id, memo, op, name)])
+    if saved is None:
         return False
-    pending = [p for p in run.pending if p.id != step_id]
-    race = any(p.race for p in run.pending)
+    move_on(tx, run, saved)
+    return True
+
+
+def save_results(tx: Tx, run: Run, results: list[StepResult]) -> Run | None:
+    """Store results in order, each once (one never replaces another); the run as it then
+    stands, or None if every one was stored before. The run's counters move in one write."""
+    seq, size, done = run.step_count, run.state_bytes, set()
+    for r in results:
+        text = json.dumps(r.memo, separators=(",", ":"))
+        if step_records.save_memo(tx.conn, run.id, r.step_id, seq, r.name, r.op, text, tx.now):
+            seq, size = seq + 1, size + len(text)
+            done.add(r.step_id)
+            note = run_note(notes.STEP_SAVED, run, step_id=r.step_id, op=r.op, name=r.name)
+            tx.notes.append(note)
+    if not done:
+        return None
+    pending = tuple(p for p in run.pending if p.id not in done)
+    force_plan = bool(pending) and run.force_plan
     run_records.step_saved(
         tx.conn,
-        run_id,
-        step_count=seq + 1,
-        state_bytes=run.state_bytes + len(text),
+        run.id,
+        step_count=seq,
+        state_bytes=size,
         pending=pending,
-        force_plan=bool(pending) and run.force_plan,
+        force_plan=force_plan,
     )
-    if not pending or race:
-        schedule_discovery(tx, run)
-    if tx.continued is not None and tx.continued.run_id == run_id:
-        tx.continued_run = replace(
-            run,
-            step_count=seq + 1,
-            state_bytes=run.state_bytes + len(text),
-            pending=tuple(pending),
-            force_plan=bool(pending) and run.force_plan,
-        )
-    tx.notes.append(run_note(notes.STEP_SAVED, run, step_id=step_id, op=op, name=name))
-    return True
+    return replace(run, step_count=seq, state_bytes=size, pending=pending, force_plan=force_plan)
+
+
+def move_on(tx: Tx, before: Run, after: Run) -> None:
+    """After saved results: call the function again once no step of its group is open (a
+    race's first result is enough); a call claimed here knows the run as it now stands."""
+    if not after.pending or any(p.race for p in before.pending):
+        schedule_discovery(tx, after)
+    if tx.continued is not None and tx.continued.run_id == after.id:
+        tx.continued_run = after
 
 
 def note_effect(tx: Tx, event_id: str, run_id: str, effect: EventOutcome, words: str) -> None:

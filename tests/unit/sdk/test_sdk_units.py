@@ -100,3 +100,10 @@ def test_error_memo_raises_step_error() -> None:
     with pytest.raises(StepError, match="boom") as caught:
         unwrap(memo)
     assert (caught.value.name, caught.value.stack) == ("ValueError", "tb")
+
+
+def test_retry_after_error_refuses_a_bare_number_where_it_is_raised() -> None:
+    from weir.sdk import RetryAfterError
+
+    with pytest.raises(TypeError, match="retry_after must be a timedelta or a datetime, got int"):
+        RetryAfterError("later", retry_after=5)  # type: ignore[arg-type]
