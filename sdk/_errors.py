@@ -19,7 +19,7 @@ class RetryAfterError(Exception):
         super().__init__(message)
         if not isinstance(retry_after, timedelta | datetime):
             # found here, in the user's code, not later as a crash of the SDK's answer
-            got = type(retry_after).__name__
+            got = type(retry_after).__name__  # type: ignore[unreachable]  # untyped callers
             raise TypeError(f"retry_after must be a timedelta or a datetime, got {got}")
         self.retry_after = retry_after
 
