@@ -6,6 +6,8 @@ uvicorn. Figures, each the median of several rounds:
 
   runs/s      a function with no steps: N events sent in batches, until every run completed
   steps/s     a 10-step function (11 calls per run: one per step, then the return)
+  checkpointed the same function declared with checkpoint=True (weir.sdk runs its steps on
+              in one call: one call per run, every step saved in one commit)
   latency     event sent -> first call of its run reaches the app (p50, p99), events sent
               one at a time with small pauses
 
@@ -75,11 +77,17 @@ def make_app() -> FastAPI:
     async def noop(ctx: Context) -> None:
         return None
 
-    @weir.function("steps", event="bench/steps", retries=0)
     async def steps(ctx: Context) -> int:
         for i in range(STEPS):
             await ctx.step.run(f"step-{i}", _nothing)
         return STEPS
+
+    weir.function("steps", event="bench/steps", retries=0)(steps)
+    # A baseline Weir may predate checkpointed answers: its app runs the function per call.
+    checkpoint = os.environ.get("BENCH_CHECKPOINT", "1") == "1"
+    weir.function("checkpointed", event="bench/checkpointed", retries=0, checkpoint=checkpoint)(
+        steps
+    )
 
     @weir.function("latency", event="bench/latency", retries=0)
     async def latency(ctx: Context) -> None:
@@ -208,7 +216,8 @@ async def start_stack(
     app_args += ["--timeout-keep-alive", "120"]
     out = tmp / ("profile" if profiled else "cpu")
     app_cmd = python_args(app_args, "profile", out.with_suffix(".app") if profiled else None)
-    app = Process("app", app_cmd, env, tmp / "app.log")
+    app_env = env if weir_path is None else env | {"BENCH_CHECKPOINT": "0"}
+    app = Process("app", app_cmd, app_env, tmp / "app.log")
     app_url = f"http://127.0.0.1:{app_port}"
     await wait_http(session, f"{app_url}/api/inngest", app)
     db_path = tmp / f"weir-{weir_port}.db"
@@ -241,7 +250,7 @@ async def wait_for_functions(db_path: Path) -> dict[str, str]:
         with contextlib.suppress(sqlite3.Error):
             rows = query(db_path, "SELECT slug, id FROM functions")
             found = {str(slug).rsplit("-", 1)[-1]: str(fid) for slug, fid in rows}
-            if {"noop", "steps", "latency"} <= set(found):
+            if {"noop", "steps", "checkpointed", "latency"} <= set(found):
                 return found
         await asyncio.sleep(0.05)
     raise SystemExit("the app's functions were not synced within 30 s")
@@ -390,6 +399,7 @@ class Results:
     sqlite_tps: list[float] = field(default_factory=list)
     runs: list[Round] = field(default_factory=list)
     steps: list[Round] = field(default_factory=list)
+    checkpointed: list[Round] = field(default_factory=list)
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
     threads: dict[str, float] = field(default_factory=dict)  # Weir CPU seconds per thread group
@@ -423,6 +433,11 @@ async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Results]:
                     res.steps.append(
                         await throughput_round(session, stack, "steps", step_runs, 500)
                     )
+                    res.checkpointed.append(
+                        await throughput_round(
+                            session, stack, "checkpointed", args.checkpoint_events, 500
+                        )
+                    )
                     lat = await latency_round(session, stack, args.latency_events, 0.02)
                     res.p50.append(percentile(lat, 50))
                     res.p99.append(percentile(lat, 99))
@@ -453,17 +468,20 @@ def baseline_build(ref: str, tmp: Path) -> Path:
 async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:
     await throughput_round(session, stack, "noop", 50, 50)
     await throughput_round(session, stack, "steps", 10, 10)
+    await throughput_round(session, stack, "checkpointed", 10, 10)
     await latency_round(session, stack, 5, 0.01)
 
 
 def report_round(r: int, name: str, res: Results) -> None:
-    runs, steps = res.runs[-1], res.steps[-1]
+    runs, steps, cp = res.runs[-1], res.steps[-1], res.checkpointed[-1]
     print(
         f"  round {r + 1} {name:>8}: {runs.runs / runs.seconds:7.0f} runs/s"
         f" {steps.runs * STEPS / steps.seconds:7.0f} steps/s"
+        f" {cp.runs * STEPS / cp.seconds:7.0f} checkpointed steps/s"
         f"  latency p50 {res.p50[-1]:5.1f} ms p99 {res.p99[-1]:6.1f} ms"
         f"  | {per_run(runs)['sql']:5.1f} SQL/run {per_run(runs)['cpu']:5.2f} ms CPU/run"
         f"  {per_step(steps)['sql']:5.1f} SQL/step {per_step(steps)['cpu']:5.2f} ms CPU/step"
+        f" ({per_step(cp)['cpu']:4.2f} checkpointed)"
         f"  | http {res.http_rps[-1]:6.0f} req/s, sqlite {res.sqlite_tps[-1]:6.0f} commits/s",
         flush=True,
     )
@@ -501,6 +519,10 @@ def figures(res: Results) -> dict[str, float]:
         "sql_step": med([per_step(r)["sql"] for r in res.steps]),
         "data_step": med([per_step(r)["data"] for r in res.steps]),
         "cpu_step": med([per_step(r)["cpu"] for r in res.steps]),
+        "cp_steps_s": med([r.runs * STEPS / r.seconds for r in res.checkpointed]),
+        "cp_sql_step": med([per_step(r)["sql"] for r in res.checkpointed]),
+        "cp_cpu_step": med([per_step(r)["cpu"] for r in res.checkpointed]),
+        "cp_app_cpu_step": med([r.cpu["app"] / r.runs / STEPS * 1000 for r in res.checkpointed]),
     }
 
 
@@ -525,6 +547,9 @@ def compare(base: dict[str, float], cur: dict[str, float]) -> None:
         ("SQL statements per step (all)", "sql_step"),
         ("SQL statements per step (data)", "data_step"),
         ("Weir CPU ms per step", "cpu_step"),
+        ("steps/s, the same function checkpointed", "cp_steps_s"),
+        ("SQL statements per checkpointed step (all)", "cp_sql_step"),
+        ("Weir CPU ms per checkpointed step", "cp_cpu_step"),
     ]
     for label, key in rows:
         ratio = cur[key] / base[key] if base[key] else float("nan")
@@ -549,6 +574,12 @@ def summarise_one(name: str, res: Results) -> None:
             f"{calls_s / http_rps:.3f} of http",
         ),
         ("  = calls to the app/s", calls_s, None, f"{calls_s / sqlite_tps:.3f} of sqlite"),
+        (
+            "steps/s (the same, checkpoint=True)",
+            f["cp_steps_s"],
+            TARGETS["steps/s"],
+            f"{f['cp_steps_s'] / steps_s:.2f}x per call",
+        ),
         ("event -> first call p50 (ms)", p50, TARGETS["p50 ms"], f"{p50 / http_ms:.1f}x one call"),
         ("event -> first call p99 (ms)", p99, None, f"{p99 / http_ms:.1f}x one call"),
     ]
@@ -566,6 +597,10 @@ def summarise_one(name: str, res: Results) -> None:
     print(
         f"Weir per step of the 10-step function: {f['sql_step']:.1f} SQL statements"
         f" ({f['data_step']:.1f} without transaction control), {f['cpu_step']:.2f} ms CPU"
+    )
+    print(
+        f"Per step checkpointed: {f['cp_sql_step']:.1f} SQL statements, {f['cp_cpu_step']:.2f}"
+        f" ms Weir CPU, {f['cp_app_cpu_step']:.2f} ms app CPU"
     )
     if res.threads:
         total = sum(res.threads.values())
@@ -594,11 +629,13 @@ async def profile(args: argparse.Namespace, tmp: Path) -> None:
             await warm_up(session, stack)
             runs = await throughput_round(session, stack, "noop", args.profile_events, 500)
             steps = await throughput_round(session, stack, "steps", args.profile_events // 10, 500)
+            cp = await throughput_round(session, stack, "checkpointed", args.profile_events, 500)
         finally:
             stack.stop()
     print(
         f"\nprofiled round (slower than unprofiled): {runs.runs / runs.seconds:.0f} runs/s,"
-        f" {steps.runs * STEPS / steps.seconds:.0f} steps/s"
+        f" {steps.runs * STEPS / steps.seconds:.0f} steps/s,"
+        f" {cp.runs * STEPS / cp.seconds:.0f} checkpointed steps/s"
     )
 
 
@@ -743,6 +780,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per figure (median)")
     parser.add_argument("--events", type=int, default=2000, help="runs per runs/s round")
     parser.add_argument("--step-events", type=int, default=200, help="runs per steps/s round")
+    parser.add_argument(
+        "--checkpoint-events", type=int, default=1000, help="runs per checkpointed round"
+    )
     parser.add_argument("--latency-events", type=int, default=100, help="events per latency round")
     parser.add_argument("--profile", action="store_true", help="add a profiled round; print costs")
     parser.add_argument(
