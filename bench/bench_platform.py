@@ -216,7 +216,7 @@ async def start_stack(
     app_args += ["--timeout-keep-alive", "120"]
     out = tmp / ("profile" if profiled else "cpu")
     app_cmd = python_args(app_args, "profile", out.with_suffix(".app") if profiled else None)
-    app_env = env if weir_path is None else env | {"BENCH_CHECKPOINT": "0"}
+    app_env = env if _reads_checkpoints(weir_path) else env | {"BENCH_CHECKPOINT": "0"}
     app = Process("app", app_cmd, app_env, tmp / "app.log")
     app_url = f"http://127.0.0.1:{app_port}"
     await wait_http(session, f"{app_url}/api/inngest", app)
@@ -231,6 +231,14 @@ async def start_stack(
     await wait_http(session, f"{weir_url}/health", weir)
     stack.functions = await wait_for_functions(db_path)
     return stack
+
+
+def _reads_checkpoints(weir_path: Path | None) -> bool:
+    """Whether the Weir build reads checkpointed answers (the current one does)."""
+    if weir_path is None:
+        return True
+    vocabulary = (weir_path / "weir").resolve() / ".." / "vocabulary.py"
+    return "RunComplete" in vocabulary.resolve().read_text()
 
 
 async def wait_http(session: aiohttp.ClientSession, url: str, proc: Process) -> None:
