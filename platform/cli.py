@@ -166,7 +166,7 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default=_env("LOG_LEVEL", "info"),
-        help="debug also logs every event and call [WEIR_LOG_LEVEL]",
+        help="debug also logs every event, call and completed step [WEIR_LOG_LEVEL]",
     )
     p.add_argument(
         "--shutdown-grace",

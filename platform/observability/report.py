@@ -29,9 +29,10 @@ def describe(note: n.Note) -> tuple[int, str]:
         status = str(note.fields.get("status", ""))
         level = logging.WARNING if status == RunStatus.FAILED else logging.INFO
         return level, f"run {status.lower()}"
-    if note.what == n.STEP_SAVED:
+    if note.what == n.STEP_SAVED:  # a completed step is on the run's page; a line per step
+        # at info would be thousands a second under load (a checkpointed run saves ten at once)
         failed = note.fields.get("op") == Opcode.STEP_FAILED
-        return (logging.WARNING if failed else logging.INFO), (
+        return (logging.WARNING if failed else QUIET), (
             "step failed" if failed else "step completed"
         )
     return _WORDS.get(note.what, (QUIET, note.what))

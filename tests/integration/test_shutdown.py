@@ -21,7 +21,15 @@ LEASE_S = 30  # Weir's default lease: a held item would stay unclaimable this lo
 def servers(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[WeirServer, AppServer]]:
-    weir = WeirServer(tmp_path, "--shutdown-grace", str(request.param), "--log-format", "json")
+    weir = WeirServer(
+        tmp_path,
+        "--shutdown-grace",
+        str(request.param),
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+    )
     weir.start()
     app = AppServer(tmp_path, "tests.integration.apps.slow_app", "slowapp", weir.url)
     app.start()

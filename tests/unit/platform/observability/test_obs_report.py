@@ -105,6 +105,25 @@ def test_report_counts_and_logs_each_note_with_its_ids(
     assert line.fields["function"] == "app-fn"  # type: ignore[attr-defined]
 
 
+def test_a_completed_step_logs_at_debug_and_a_failed_one_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    said = [
+        notes.Note(notes.STEP_SAVED, run_id="R", function_id="F", fields={"op": "StepRun"}),
+        notes.Note(notes.STEP_SAVED, run_id="R", function_id="F", fields={"op": "StepFailed"}),
+    ]
+    with caplog.at_level(logging.INFO, logger="weir.runs"):
+        report(said, Metrics(), str)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("WARNING", "step failed")]
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="weir.runs"):
+        report(said, Metrics(), str)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("DEBUG", "step completed"),
+        ("WARNING", "step failed"),
+    ]
+
+
 def test_a_failed_run_logs_a_warning_and_a_retry_counts(caplog: pytest.LogCaptureFixture) -> None:
     metrics = Metrics()
     said = [
