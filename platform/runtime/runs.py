@@ -216,18 +216,24 @@ def resolve_step(
 
 def save_results(tx: Tx, run: Run, results: list[StepResult]) -> Run | None:
     """Store results in order, each once (one never replaces another); the run as it then
-    stands, or None if every one was stored before. The run's counters move in one write."""
-    seq, size, done = run.step_count, run.state_bytes, set()
-    for r in results:
-        text = json.dumps(r.memo, separators=(",", ":"))
-        if step_records.save_memo(tx.conn, run.id, r.step_id, seq, r.name, r.op, text, tx.now):
-            seq, size = seq + 1, size + len(text)
-            done.add(r.step_id)
-            note = run_note(notes.STEP_SAVED, run, step_id=r.step_id, op=r.op, name=r.name)
-            tx.notes.append(note)
-    if not done:
+    stands, or None if every one was stored before. One INSERT for the results (a few for
+    hundreds), one write of the run's counters."""
+    texts = {r.step_id: json.dumps(r.memo, separators=(",", ":")) for r in reversed(results)}
+    memos = [
+        step_records.NewMemo(r.step_id, r.name, r.op, texts.pop(r.step_id))
+        for r in results
+        if r.step_id in texts  # the first of a repeated id counts, as a later save would
+    ]
+    saved = step_records.save_memos(tx.conn, run.id, memos, run.step_count, tx.now)
+    if not saved:
         return None
-    pending = tuple(p for p in run.pending if p.id not in done)
+    size = run.state_bytes + sum(len(m.memo) for m in memos if m.step_id in saved)
+    for m in memos:
+        if m.step_id in saved:
+            note = run_note(notes.STEP_SAVED, run, step_id=m.step_id, op=m.op, name=m.name)
+            tx.notes.append(note)
+    seq = max(saved.values()) + 1
+    pending = tuple(p for p in run.pending if p.id not in saved)
     force_plan = bool(pending) and run.force_plan
     run_records.step_saved(
         tx.conn,

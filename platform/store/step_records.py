@@ -1,7 +1,8 @@
 """A run's memoized steps and its timeline (history) as records: each row decoded once, here,
-and the writes that add them (`save_memo`, `add_history`, `close_history`)."""
+and the writes that add them (`save_memo`, `save_memos`, `add_history`, `close_history`)."""
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,6 +204,49 @@ def save_memo(
     }
     # RETURNING, not rowcount: psycopg reports -1 rows for INSERT ... ON CONFLICT DO NOTHING.
     return _SAVE_MEMO[conn.dialect.name].first(conn, row) is not None
+
+
+@dataclass(frozen=True)
+class NewMemo:
+    """A step result to store: its id, name, the op that produced it, and its JSON text."""
+
+    step_id: str
+    name: str
+    op: str
+    memo: str
+
+
+SAVE_CHUNK = 50  # rows per INSERT: a checkpointed answer's steps go in one statement or a few
+_SAVE_MANY: dict[tuple[str, int], Fast] = {}
+
+
+def save_memos(
+    conn: Connection, run_id: str, memos: Sequence[NewMemo], seq: int, now: int
+) -> dict[str, int]:
+    """Store results in order, numbered from `seq` on, each once (a step already stored keeps
+    its result, and its number is left unused); the new ones' step ids and numbers."""
+    saved: dict[str, int] = {}
+    for start in range(0, len(memos), SAVE_CHUNK):
+        chunk = memos[start : start + SAVE_CHUNK]
+        params: dict[str, Any] = {}
+        for i, m in enumerate(chunk):
+            values = (run_id, m.step_id, seq + start + i, m.name, m.op, m.memo, now)
+            params.update({f"b_{c}_{i}": v for c, v in zip(_STEP_COLUMNS, values, strict=True)})
+        rows = _save_many(conn.dialect.name, len(chunk)).all(conn, params)
+        saved.update({str(r.step_id): int(r.seq) for r in rows})
+    return saved
+
+
+def _save_many(dialect: str, n: int) -> Fast:
+    found = _SAVE_MANY.get((dialect, n))
+    if found is None:
+        dialect_insert = sqlite.insert if dialect == "sqlite" else postgresql.insert
+        rows: list[dict[str, Any]] = [
+            {c: bindparam(f"b_{c}_{i}") for c in _STEP_COLUMNS} for i in range(n)
+        ]
+        stmt = dialect_insert(steps).values(rows).on_conflict_do_nothing()
+        found = _SAVE_MANY[(dialect, n)] = Fast(stmt.returning(steps.c.step_id, steps.c.seq))
+    return found
 
 
 def add_history(

@@ -58,6 +58,32 @@ def test_memos_are_kept_per_run_and_loaded_in_step_order(store: Store) -> None:
     assert [m.memo for m in other] == ["other run"]
 
 
+def _memos(*ids: str) -> list[step_records.NewMemo]:
+    return [step_records.NewMemo(i, f"name-{i}", "StepRun", f'"{i}"') for i in ids]
+
+
+def test_save_memos_stores_many_in_order_in_one_write(store: Store) -> None:
+    ids = [f"s{i}" for i in range(step_records.SAVE_CHUNK + 7)]  # two statements
+    saved = store.write(lambda c: step_records.save_memos(c, "run-1", _memos(*ids), 3, 100))
+    assert saved == {step_id: 3 + i for i, step_id in enumerate(ids)}
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.seq, m.memo, m.name) for m in memos] == [
+        (i, 3 + n, i, f"name-{i}") for n, i in enumerate(ids)
+    ]
+
+
+def test_save_memos_keeps_stored_results_and_skips_their_numbers(store: Store) -> None:
+    save_memo(store, "b", '"first"', seq=0)
+    saved = store.write(lambda c: step_records.save_memos(c, "run-1", _memos("a", "b", "c"), 1, 9))
+    assert saved == {"a": 1, "c": 3}  # "b" kept its result; its number 2 is left unused
+    memos = store.read(lambda c: step_records.list_steps(c, "run-1"))
+    assert [(m.step_id, m.seq, m.memo) for m in memos] == [
+        ("b", 0, "first"),
+        ("a", 1, "a"),
+        ("c", 3, "c"),
+    ]
+
+
 def test_memo_text_comes_back_byte_for_byte(store: Store) -> None:
     memo = '{"data": {"b": 1, "a": [1.0, "é\\u00e9", null]}}'  # spacing, order, escapes kept
     save_memo(store, "s", memo)

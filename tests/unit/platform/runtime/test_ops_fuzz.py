@@ -62,7 +62,8 @@ OPTS = st.dictionaries(
 )
 OPS = st.fixed_dictionaries(
     {
-        "op": st.sampled_from([*sorted(outcomes.KNOWN_OPS), "Nope"]),
+        # RunComplete and RunError end a checkpointed answer (StepRun ops, then one of them)
+        "op": st.sampled_from([*sorted(outcomes.KNOWN_OPS), "RunComplete", "RunError", "Nope"]),
         "id": TEXTS | JSON_VALUES,
     },
     optional={
@@ -108,7 +109,7 @@ def _servable(h: Harness, run_id: str) -> None:
 @settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(OPS, min_size=1, max_size=3), st.sampled_from([200, 206]))
+@given(st.lists(OPS, min_size=1, max_size=4), st.sampled_from([200, 206]))
 def test_any_ops_apply_without_raising_and_leave_a_servable_run(
     harness: Harness, ops: list[dict[str, Any]], status: int
 ) -> None:
@@ -128,3 +129,22 @@ def _drop_calls(h: Harness) -> None:
     # every few simulated days, do not make each example slower than the one before
     with h.engine.begin() as conn:
         conn.execute(delete(queue).where(queue.c.kind == "exec"))
+
+
+def test_a_checkpointed_answer_repeating_or_resending_steps_keeps_the_first_results(
+    harness: Harness,
+) -> None:
+    h = harness
+    h.send(h.now)
+    run_id = h.runs()[-1].id
+
+    def step(step_id: str, data: Any) -> dict[str, Any]:
+        return {"op": "StepRun", "id": step_id, "name": step_id, "data": data}
+
+    _apply(h, _claim_new_call(h, run_id), json.dumps([step("a", 1), step("a", 2)]).encode(), 206)
+    later = [step("a", 3), step("b", 4), {"op": "RunComplete", "id": "c", "data": "done"}]
+    _apply(h, _claim_new_call(h, run_id), json.dumps(later).encode(), 206)
+    with h.engine.connect() as conn:
+        state = load_call_state(conn, run_id)
+    assert state is not None and state.run.ended and state.run.output == "done"
+    assert [(s.step_id, s.memo) for s in state.memos] == [("a", {"data": 1}), ("b", {"data": 4})]
