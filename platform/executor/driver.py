@@ -331,7 +331,8 @@ class Driver:
         refused = trust.unverified(raw, keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused
-        return limits.enforce(classify(raw, self.clock.now_ms()), state.run.state_bytes)
+        outcome = classify(raw, self.clock.now_ms())
+        return limits.enforce(outcome, state.run.state_bytes, answer_bytes=len(raw.body))
 
     def _headers(self, item: q.Claimed, body: bytes, fences: dict[str, int]) -> dict[str, str]:
         headers = {

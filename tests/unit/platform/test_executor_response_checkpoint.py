@@ -6,6 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from weir.platform import jsonvalues
 from weir.platform.executor import limits
 from weir.platform.executor.response import (
     AttemptFailed,
@@ -124,3 +127,45 @@ def test_size_limits_count_every_step_and_the_return_value() -> None:
     assert limits.enforce(state, near_full).error["name"] == "RunStateTooLarge"  # type: ignore[union-attr]
     fits = _classify([_run("a", 1), _run("b", 2)])
     assert limits.enforce(fits, 0) is fits
+
+
+def test_answers_are_measured_op_by_op_unless_far_within_every_limit() -> None:
+    big = "x" * (limits.MAX_STEP_OUTPUT_BYTES + 1)
+    body = json.dumps([_run("a", 1), _run("b", big)]).encode()
+    outcome = classify(RawResponse(206, SDK, body), 0)
+    failed = limits.enforce(outcome, 0, answer_bytes=len(body))
+    assert isinstance(failed, AttemptFailed) and failed.error["name"] == "StepOutputTooLarge"
+    small = json.dumps([_run("a", 1), _run("b", 2)]).encode()
+    fits = classify(RawResponse(206, SDK, small), 0)
+    assert limits.enforce(fits, 0, answer_bytes=len(small)) is fits
+    full = limits.MAX_RUN_STATE_BYTES - 10  # a small answer to a full run is still measured
+    refused = limits.enforce(fits, full, answer_bytes=len(small))
+    assert isinstance(refused, AttemptFailed) and refused.error["name"] == "RunStateTooLarge"
+
+
+JSON_TEXT = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+
+
+@given(JSON_TEXT, st.sampled_from(["%.0e", "%r", "%.17g"]))
+def test_a_value_written_back_is_at_most_growth_times_its_answer_bytes(
+    value: Any, number_style: str
+) -> None:
+    # the most compact text an app could send: raw UTF-8, no spaces, numbers as short as
+    # they go (1e15 for 1000000000000000.0); what the store writes is the value re-encoded
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    sent = text.encode()
+    read = jsonvalues.loads(sent)
+    stored = json.dumps({"data": read, "error": None}, separators=(",", ":"))
+    assert len(stored) <= len(sent) * limits.GROWTH + limits.WRAPPING
+    for number in (1e15, 9e15, 1e-7, 123456789.0):
+        short = (number_style % number).encode()
+        stored = json.dumps({"data": jsonvalues.loads(short), "error": None})
+        assert len(stored) <= len(short) * limits.GROWTH + limits.WRAPPING
