@@ -6,7 +6,7 @@ template only sets `left` and `width`; no layout happens in the browser.
 
 from dataclasses import dataclass
 
-from weir.platform.reads.records import HistoryEntry, Run
+from weir.platform.reads.records import CallOp, HistoryEntry, Run
 from weir.platform.reads.runs import Attempt, RunView
 from weir.platform.vocabulary import HistoryKind, RunStateKind, StepStatus
 from weir.web.display import clock, span
@@ -109,27 +109,41 @@ def _call_label(
     row: HistoryEntry, names: dict[str, str], attempt: Attempt | None
 ) -> tuple[str, str]:
     detail = row.detail
-    reported = ", ".join(f"{o.op} {o.name or names.get(o.id) or o.id}" for o in detail.ops)
+    reported = ", ".join(f"{o.op} {_op_name(o, names)}" for o in detail.ops)
     step = _attempt_step(row, attempt)
-    target = names.get(step, "") or step
+    ran = [o for o in detail.ops if o.op in _RAN]
+    named = {o.id: o.name for o in ran if o.name}
+    target = names.get(step, "") or named.get(step, "") or step
+    if len(ran) > 1 and target:  # a checkpointed call: the steps it ran, first to last
+        target = f"{_op_name(ran[0], names)} … {target}"
     number = attempt.number if attempt is not None else row.attempt + 1
-    error = attempt.error if attempt is not None else detail.error
+    error = (attempt.error if attempt is not None else None) or detail.error
     # A first call that ran no step of its own has no attempt to count.
     counted = bool(target) or number > 1 or error is not None
     label = f"Call{' · ' + target if target else ''}" + (f" · attempt {number}" if counted else "")
     if error is not None:
         return label, f"error: {error.get('name', 'Error')}: {error.get('message', '')}"
     if detail.returned:
-        return label, "function returned"
+        steps = f"ran {len(ran)} steps, " if len(ran) > 1 else ""
+        return label, f"{steps}function returned"
     return label, reported
+
+
+def _op_name(op: CallOp, names: dict[str, str]) -> str:
+    return op.name or names.get(op.id) or op.id
+
+
+_RAN = ("StepRun", "Step", "StepError", "StepFailed")
 
 
 def _attempt_step(row: HistoryEntry, attempt: Attempt | None) -> str:
     """The step the call ran ("" when it ran none of its own)."""
     if row.step_id and row.step_id != "step":
         return row.step_id
-    ran = [o.id for o in row.detail.ops if o.op in ("StepRun", "Step", "StepError", "StepFailed")]
-    return ran[0] if ran and attempt is not None else ""
+    if row.detail.error is not None:  # failed as a whole: an attempt of the function's own
+        return ""
+    ran = [o.id for o in row.detail.ops if o.op in _RAN]
+    return ran[-1] if ran and attempt is not None else ""
 
 
 def _backoff(

@@ -7,10 +7,11 @@ from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
 from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run
 from weir.platform.store.stats import StoreStats
-from weir.platform.store.step_records import HistoryEntry, Step
+from weir.platform.store.step_records import CallOp, HistoryEntry, Step
 
 __all__ = [
     "App",
+    "CallOp",
     "Capacity",
     "Change",
     "EventPage",

@@ -137,8 +137,9 @@ _RAN = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_ERROR, Opcode.STEP_FAILED)
 
 def _attempts(rows: list[HistoryEntry]) -> dict[str, list[Attempt]]:
     """Each call that ran a step, numbered per step in the order made: a call addressed to
-    the step, or a call that ran it inline (its answer reported the step's result or error).
-    A call that ran no step (it returned, or only found steps, or failed) counts for the
+    the step, or a call that ran it inline (its answer reported the step's result or error;
+    a call that ran several, checkpointed, counts for the last, where it stopped). A call
+    that ran no step (it returned, or only found steps) or failed as a whole counts for the
     function itself, under ""."""
     found: dict[str, list[Attempt]] = {}
     for row in rows:
@@ -147,8 +148,8 @@ def _attempts(rows: list[HistoryEntry]) -> dict[str, list[Attempt]]:
         ran = [o for o in row.detail.ops if o.op in _RAN]
         if row.step_id and row.step_id != DISCOVERY:
             step, error = row.step_id, _op_error(ran, row.step_id) or row.detail.error
-        elif ran:
-            step, error = ran[0].id, ran[0].error
+        elif ran and row.detail.error is None:
+            step, error = ran[-1].id, ran[-1].error
         else:  # the function's own call: numbered as the queue retried it
             tries = found.setdefault("", [])
             tries.append(Attempt(row.attempt + 1, row, row.detail.error))

@@ -16,6 +16,7 @@ from weir.platform.vocabulary import (
     RunStatus,
     StepStatus,
 )
+from weir.web.timeline import waterfall
 
 from tests.support.store_kit import Store
 
@@ -294,3 +295,37 @@ def test_the_effects_of_an_event_name_every_run_it_touched(store: Store) -> None
         ("rolling_window", "over 10/s"),  # a newer gate's word passes through
     ]
     assert store.read(lambda c: events.event_effects(c, "nope")) is None
+
+
+def test_a_checkpointed_call_counts_for_the_step_it_stopped_at_or_for_the_function(
+    store: Store,
+) -> None:
+    add_run(store, "r1")
+    ran = [{"op": "StepRun", "id": "h0", "name": "before"}]
+    failed = [{"op": "StepError", "id": "h1", "name": "flaky", "error": {"message": "no"}}]
+    detail: dict[str, Any] = {"ops": ran + failed}
+    history(
+        store, "r1", HistoryKind.CALL, T0, ended_at=T0 + 1, status=StepStatus.FAILED, detail=detail
+    )
+    detail = {"result": "completed", "ops": [{"op": "StepRun", "id": "h1", "name": "flaky"}]}
+    history(store, "r1", HistoryKind.CALL, T0 + 2, ended_at=T0 + 3, attempt=1, detail=detail)
+    add_run(store, "r2")
+    error = {"name": "RetryAfterError", "message": "not yet"}
+    detail = {"ops": [{"op": "StepRun", "id": "k", "name": "kept"}], "error": error, "status": 0}
+    history(
+        store, "r2", HistoryKind.CALL, T0, ended_at=T0 + 1, status=StepStatus.FAILED, detail=detail
+    )
+    view = store.read(lambda c: runs.run_view(c, "r1", T0 + 10, MOST))
+    assert view is not None
+    assert [(a.number, a.error) for a in view.attempts["h1"]] == [(1, {"message": "no"}), (2, None)]
+    assert "h0" not in view.attempts  # ran on the way, in the call that stopped at h1
+    other = store.read(lambda c: runs.run_view(c, "r2", T0 + 10, MOST))
+    assert other is not None
+    assert [(a.number, a.error) for a in other.attempts[""]] == [(1, error)]
+    calls = [(b.label, b.note) for b in waterfall(view, T0 + 10) if b.kind == HistoryKind.CALL]
+    assert calls == [
+        ("Call · before … flaky · attempt 1", "error: Error: no"),
+        ("Call · flaky · attempt 2", "function returned"),
+    ]
+    [(label, note)] = [(b.label, b.note) for b in waterfall(other, T0 + 10) if b.kind == "call"]
+    assert (label, note) == ("Call · attempt 1", "error: RetryAfterError: not yet")
