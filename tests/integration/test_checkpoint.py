@@ -5,13 +5,14 @@ them. Every step body runs once, except the step that failed."""
 
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import weir_and_app
-from tests.integration.harness import AppServer, WeirServer
-from tests.support.backends import BACKENDS
+from tests.integration.harness import AppServer, WeirServer, wait_until
+from tests.support.backends import BACKENDS, empty_database
 
 pytestmark = [
     pytest.mark.integration,
@@ -24,8 +25,11 @@ def servers(
     backend: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[WeirServer, AppServer]]:
     tmp = tmp_path_factory.mktemp(f"checkpoint-{backend}")
-    with weir_and_app(tmp, backend, "tests.integration.apps.weir_checkpoint", "cp") as pair:
+    with weir_and_app(tmp, backend, APP, "cp") as pair:
         yield pair
+
+
+APP = "tests.integration.apps.weir_checkpoint"
 
 
 def _finish(servers: tuple[WeirServer, AppServer], name: str) -> dict[str, Any]:
@@ -96,3 +100,29 @@ def test_a_sleep_after_steps_is_slept_and_the_run_goes_on(
     assert [o["op"] for o in _calls(run)[0]["detail"]["ops"]] == ["StepRun", "Sleep"]
     assert [h["status"] for h in run["history"] if h["kind"] == "sleep"] == ["COMPLETED"]
     assert _ran(servers[1], run) == Counter({"a": 1, "b": 1})
+
+
+def test_a_call_cut_short_runs_its_unsaved_steps_again_and_saved_ones_never(
+    backend: str, tmp_path: Path
+) -> None:
+    # the cost docs/sdk.md names: a checkpointed call's steps are saved when it answers
+    with empty_database(backend, tmp_path) as url:
+        weir = WeirServer(tmp_path, "--retry-interval", "1", database_url=url)  # app restarts
+        app = AppServer(tmp_path, APP, "cpkill", weir.url)
+        try:
+            weir.start()
+            app.start()
+            app.sync()
+            event_id = weir.send("cp/kill")
+            wait_until(lambda: any(e["name"] == "slow" for e in app.entries("step")), 30)
+            app.kill()
+            app.start()
+            run = weir.finished_run(event_id, timeout=60)
+            again = weir.finished_run(weir.send("cp/ten"))  # and the app serves on
+        finally:
+            app.stop()
+            weir.stop()
+    assert run["status"] == "Completed" and run["output"] == "slow"
+    assert _ran(app, run) == Counter({"a": 2, "b": 2, "slow": 2})
+    assert _step_names(run) == ["a", "b", "slow"]
+    assert set(_ran(app, again).values()) == {1}

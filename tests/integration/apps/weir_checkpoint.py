@@ -1,6 +1,7 @@
 """Checkpointed functions (weir.sdk): each step body notes itself in the journal, so tests
 can count executions, and each function ends in a different way after its steps."""
 
+import asyncio
 import os
 from datetime import timedelta
 from typing import Any
@@ -58,6 +59,20 @@ async def sleepy(ctx: Context) -> list[str]:
     await ctx.step.sleep("nap", "1s")
     b = await ctx.step.run("b", lambda: _step(ctx, "b", "b"))
     return [a, b]
+
+
+@weir.function("killable", event="cp/kill", checkpoint=True, retries=20)
+async def killable(ctx: Context) -> str:
+    await ctx.step.run("a", lambda: _step(ctx, "a", 1))
+    await ctx.step.run("b", lambda: _step(ctx, "b", 2))
+
+    async def slow() -> str:
+        _step(ctx, "slow", None)
+        if ctx.attempt == 0:
+            await asyncio.sleep(120)  # the test kills the app here
+        return "slow"
+
+    return await ctx.step.run("slow", slow)
 
 
 app = FastAPI()
