@@ -144,10 +144,16 @@ class RunState:
                 return
             raise Interrupt([op])
         if op.op == STEP_RUN and not (self.group_depth or self.disable_immediate):
-            if self.budget is not None and self.saved and self.budget.spent(len(self.saved)):
+            if self.saved and self._stop_before_next():
                 raise Interrupt([])  # this step runs in the next request
             return
         raise Interrupt([op.with_op(STEP_PLANNED) if op.op == STEP_RUN else op])
+
+    def _stop_before_next(self) -> bool:
+        """A checkpointed request has run a step: go on to the next one? Not past the budget,
+        and not in a retry: its attempt number is the failed step's, and a step run after it
+        would inherit it (the next request, a new call, starts again at attempt 0)."""
+        return self.budget is None or self.attempt > 0 or self.budget.spent(len(self.saved))
 
     def ran(self, op: Op, result: Any) -> Any:
         """Report a step's result: stop here, or (checkpointed) keep it and go on with the
@@ -158,11 +164,13 @@ class RunState:
             raise CodedError("output_unserializable", "OutputUnserializableError", message)
         if self.budget is None:
             raise Interrupt([replace(op, data=result)])
-        self.saved.append(replace(op, data=result))
-        memo = json.loads(json.dumps(result))
-        self.memos[op.slot.hashed] = {"data": memo}
+        # Encoded now: a later step changing the object it returned changes neither the
+        # result reported nor the value code after this step was given (a copy of its own).
+        text = json.dumps(result)
+        self.saved.append(replace(op, data=json.loads(text)))
+        self.memos[op.slot.hashed] = {"data": json.loads(text)}
         self._replayed.add(op.slot.hashed)
-        return memo
+        return json.loads(text)
 
     @property
     def last_attempt(self) -> bool:

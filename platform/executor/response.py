@@ -138,6 +138,11 @@ def output_of(body: bytes) -> Any:
         value = _loads(body)
     except ValueError:
         return body.decode("utf-8", errors="replace")
+    return _object_encoded_twice(value)
+
+
+def _object_encoded_twice(value: Any) -> Any:
+    """`"{...}"`, a JSON string holding an object, as that object; any other value as it is."""
     if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
         with contextlib.suppress(ValueError):
             inner = _loads(value.encode())
@@ -180,8 +185,14 @@ def _shape(ops: list[Op], no_retry: bool, retry_after: int | None) -> Outcome:
 
 
 def _ending(op: Op, no_retry: bool, retry_after: int | None) -> Completed | AttemptFailed:
-    if op.op == Opcode.RUN_COMPLETE:  # its data was checked with the op (`check_op`)
-        return Completed(op.data)
+    if op.op == Opcode.RUN_COMPLETE:  # read as the value of a 200 body is
+        output = _object_encoded_twice(op.data)
+        unkeepable = jsonvalues.problem(output, "output")
+        if unkeepable:  # the same code would return the same value: no retry
+            return failed(
+                "InvalidOutput", f"the function's return value {unkeepable}", no_retry=True
+            )
+        return Completed(output)
     return AttemptFailed(_error_fields(op.error), no_retry, retry_after)
 
 

@@ -169,3 +169,16 @@ def test_a_value_written_back_is_at_most_growth_times_its_answer_bytes(
         short = (number_style % number).encode()
         stored = json.dumps({"data": jsonvalues.loads(short), "error": None})
         assert len(stored) <= len(short) * limits.GROWTH + limits.WRAPPING
+
+
+def test_run_complete_reads_its_data_as_a_200_body_is_read() -> None:
+    twice = [_run("a", 1), _op("RunComplete", "c", data='{"a": 1}')]
+    outcome = _classify(twice)
+    assert isinstance(outcome, Checkpointed) and outcome.then == Completed({"a": 1})
+    assert _classify([_run("a", 1), _op("RunComplete", "c", data="{not json}")]).then == (
+        Completed("{not json}")
+    )
+    hidden = [_run("a", 1), _op("RunComplete", "c", data='{"n": 1e400}')]
+    refused = _classify(hidden).then
+    assert isinstance(refused, AttemptFailed) and refused.no_retry
+    assert refused.error["name"] == "InvalidOutput"

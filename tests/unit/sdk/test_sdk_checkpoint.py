@@ -65,6 +65,14 @@ def _build(weir: Weir) -> None:
     def sync_three(ctx: Any) -> Any:
         return [ctx.step.run(n, lambda n=n: _ran(n, n.upper())) for n in ("x", "y", "z")]
 
+    @weir.function("keeps", event="c/keeps", checkpoint=True)
+    async def keeps(ctx: Context) -> Any:
+        kept: dict[str, Any] = {"n": 1}
+        a = await ctx.step.run("a", lambda: kept)
+        a["seen"] = True  # the caller's copy: the saved result stays as returned
+        await ctx.step.run("b", lambda: kept.update(n=2))  # the step's own object changes later
+        return a
+
     @weir.function("plain", event="c/plain")
     async def plain(ctx: Context) -> Any:
         a = await ctx.step.run("a", lambda: _ran("a", 1))
@@ -231,3 +239,21 @@ def test_bad_checkpoint_options_are_refused_at_serve(checkpoint: Any, problem: s
     with pytest.raises(Exception) as caught:
         serve(FastAPI(), weir)
     assert f"function 'f': {problem}" in str(caught.value)
+
+
+async def test_a_retried_request_runs_one_new_step_and_answers(app: FastAPI) -> None:
+    # its attempt number is the failed step's: a step after it must not inherit it
+    first = (await _call(app, "three", attempt=1)).json()
+    assert [o["displayName"] for o in first] == ["a"]
+    second = (await _call(app, "three", _memos(first), attempt=2)).json()
+    assert [o["displayName"] for o in second] == ["b"]
+    assert RAN == ["a", "b"]
+
+
+async def test_a_result_is_saved_as_returned_whatever_happens_to_it_later(app: FastAPI) -> None:
+    ops = (await _call(app, "keeps")).json()
+    assert [o["op"] for o in ops] == ["StepRun", "StepRun", "RunComplete"]
+    assert ops[0]["data"] == {"n": 1}
+    assert ops[2]["data"] == {"n": 1, "seen": True}
+    replayed = await _call(app, "keeps", _memos(ops))
+    assert replayed.json() == ops[2]["data"]  # a replay returns what the first run returned
