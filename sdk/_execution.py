@@ -92,7 +92,7 @@ class RunState:
         self.saved: list[Op] = []
         # A targeted or planning request runs one step or none: never checkpointed.
         eager = checkpoint is not None and target is None and not disable_immediate
-        self.budget = Budget(checkpoint) if eager and checkpoint is not None else None
+        self.budget = Budget(checkpoint) if checkpoint is not None and eager else None
         self._counts: dict[str, int] = {}
         self._replayed: set[str] = set()
 
@@ -150,9 +150,9 @@ class RunState:
         raise Interrupt([op.with_op(STEP_PLANNED) if op.op == STEP_RUN else op])
 
     def _stop_before_next(self) -> bool:
-        """A checkpointed request has run a step: go on to the next one? Not past the budget,
-        and not in a retry: its attempt number is the failed step's, and a step run after it
-        would inherit it (the next request, a new call, starts again at attempt 0)."""
+        """Whether a request that has run a step stops before the next: unless checkpointed,
+        at its budget, and in a retry, whose attempt number is the failed step's (a step run
+        after it would inherit it; the next request, a new call, starts at attempt 0)."""
         return self.budget is None or self.attempt > 0 or self.budget.spent(len(self.saved))
 
     def ran(self, op: Op, result: Any) -> Any:
