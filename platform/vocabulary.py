@@ -140,6 +140,9 @@ class Opcode(StrEnum):
     RUN_ERROR = "RunError"
 
 
+# Ops that report a step the call ran: its result, or its error.
+RAN_OPS = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_ERROR, Opcode.STEP_FAILED)
+
 # Ops whose step memo is stored as {"data": ...} or {"error": ...}: readers show what is inside.
 WRAPPED_MEMO_OPS = (
     Opcode.STEP_RUN,

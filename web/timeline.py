@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from weir.platform.reads.records import CallOp, HistoryEntry, Run
 from weir.platform.reads.runs import Attempt, RunView
-from weir.platform.vocabulary import HistoryKind, RunStateKind, StepStatus
+from weir.platform.vocabulary import RAN_OPS, HistoryKind, RunStateKind, StepStatus
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
@@ -111,7 +111,7 @@ def _call_label(
     detail = row.detail
     reported = ", ".join(f"{o.op} {_op_name(o, names)}" for o in detail.ops)
     step = _attempt_step(row, attempt)
-    ran = [o for o in detail.ops if o.op in _RAN]
+    ran = [o for o in detail.ops if o.op in RAN_OPS]
     named = {o.id: o.name for o in ran if o.name}
     target = names.get(step, "") or named.get(step, "") or step
     if len(ran) > 1 and target:  # a checkpointed call: the steps it ran, first to last
@@ -133,16 +133,13 @@ def _op_name(op: CallOp, names: dict[str, str]) -> str:
     return op.name or names.get(op.id) or op.id
 
 
-_RAN = ("StepRun", "Step", "StepError", "StepFailed")
-
-
 def _attempt_step(row: HistoryEntry, attempt: Attempt | None) -> str:
     """The step the call ran ("" when it ran none of its own)."""
     if row.step_id and row.step_id != "step":
         return row.step_id
     if row.detail.error is not None:  # failed as a whole: an attempt of the function's own
         return ""
-    ran = [o.id for o in row.detail.ops if o.op in _RAN]
+    ran = [o.id for o in row.detail.ops if o.op in RAN_OPS]
     return ran[-1] if ran and attempt is not None else ""
 
 

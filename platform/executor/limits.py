@@ -16,13 +16,11 @@ from weir.platform.executor.response import (
     Outcome,
     failed,
 )
-from weir.platform.vocabulary import Opcode
+from weir.platform.vocabulary import RAN_OPS
 
 MAX_STEP_OUTPUT_BYTES = 4 * 1024 * 1024
 MAX_RUN_STATE_BYTES = 32 * 1024 * 1024
 MIB = 1024 * 1024
-# ops whose data becomes run state
-SAVED_OPS = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_FAILED, Opcode.STEP_ERROR)
 
 
 # A value read from an answer and written back compactly is at most this many times its
@@ -81,7 +79,7 @@ def _output_problem(output: Any) -> AttemptFailed | None:
 def _ops_problem(ops: list[Op], state_bytes: int) -> AttemptFailed | None:
     total = state_bytes
     for op in ops:
-        if op.op not in SAVED_OPS:
+        if op.op not in RAN_OPS:  # the ops whose data becomes run state
             continue
         size = _size({"data": op.data, "error": op.error})
         if size > MAX_STEP_OUTPUT_BYTES:

@@ -24,7 +24,7 @@ from weir.platform.store.queries import RunPage
 from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import CallOp, HistoryEntry, Step
-from weir.platform.vocabulary import WRAPPED_MEMO_OPS, HistoryKind, Opcode, StepStatus
+from weir.platform.vocabulary import RAN_OPS, WRAPPED_MEMO_OPS, HistoryKind, Opcode, StepStatus
 
 DISCOVERY = "step"
 
@@ -132,7 +132,6 @@ def _step_status(step: Step, rows: list[HistoryEntry]) -> StepStatus:
 
 
 _OPEN_KINDS = (HistoryKind.SLEEP, HistoryKind.WAIT, HistoryKind.INVOKE)
-_RAN = (Opcode.STEP_RUN, Opcode.STEP, Opcode.STEP_ERROR, Opcode.STEP_FAILED)
 
 
 def _attempts(rows: list[HistoryEntry]) -> dict[str, list[Attempt]]:
@@ -145,7 +144,7 @@ def _attempts(rows: list[HistoryEntry]) -> dict[str, list[Attempt]]:
     for row in rows:
         if row.kind != HistoryKind.CALL:
             continue
-        ran = [o for o in row.detail.ops if o.op in _RAN]
+        ran = [o for o in row.detail.ops if o.op in RAN_OPS]
         if row.step_id and row.step_id != DISCOVERY:
             step, error = row.step_id, _op_error(ran, row.step_id) or row.detail.error
         elif ran and row.detail.error is None:
