@@ -16,18 +16,24 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import admission, waits
 from weir.platform.runtime.admission import admit_event
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records
+from weir.platform.store import event_records, wait_records
+from weir.platform.store.wait_records import Wait
 
 
 def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:
     stored = [_stored(tx, event) for event in incoming]
     event_records.insert_events(tx.conn, stored)
+    open_waits: dict[str, list[Wait]] = {}  # by event name: all arrived at `tx.now`
     for event in stored:
         tx.notes.append(
             notes.Note(notes.EVENT_ACCEPTED, event_id=event.id, fields={"name": event.name})
         )
         admit_event(tx, event.id, event.payload, event.received_at)
-        waits.match_event(tx, event.id, event.payload, event.received_at)
+        found = open_waits.get(event.name)
+        if found is None:  # a wait opened by this transaction is not older than the events
+            found = wait_records.waits_for_event(tx.conn, event.name, event.received_at)
+            open_waits[event.name] = found
+        waits.match_event(tx, event.id, event.payload, found)
     return [event.id for event in stored]
 
 

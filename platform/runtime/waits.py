@@ -50,8 +50,12 @@ def timer_dedupe(run_id: str, step_id: str) -> str:
     return f"wait:{run_id}:{step_id}"
 
 
-def match_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
-    for wait in wait_records.waits_for_event(tx.conn, payload["name"], received_at):
+def match_event(tx: Tx, event_id: str, payload: dict[str, Any], found: list[Wait]) -> None:
+    """Resume or cancel what the event satisfies, of `found`: the waits on its name opened
+    before it arrived (`wait_records.waits_for_event`). Read once for all the events of one
+    name accepted together: those arrived at one time, and a wait taken by one of them is
+    deleted, which the next finds (`delete_wait`, `cancel_run`)."""
+    for wait in found:
         if wait.kind == WaitKind.WAIT:
             _try_resume(tx, wait, event_id, payload)
         elif wait.kind == WaitKind.CANCEL:
