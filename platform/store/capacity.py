@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, Update, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, ScalarSelect, Update, bindparam, insert, select, update
 from weir.platform.store import capacity_wake
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import capacities, capacity_changes
@@ -65,6 +65,16 @@ _SIZES = select(capacities.c.id, capacities.c.capacity).where(
 
 # One capacity, the usual case (a claim of a lane with one concurrency limit): built once.
 _SIZE = Fast(_SIZES.where(capacities.c.id == bindparam("b_id")))
+
+
+def stored_size(cap_id: Any) -> ScalarSelect[Any]:
+    """The stored size of concurrency capacity `cap_id` (a bind parameter) as a value of a
+    larger statement: NULL while none is stored."""
+    return (
+        select(capacities.c.capacity)
+        .where(capacities.c.kind == CapacityKind.CONCURRENCY, capacities.c.id == cap_id)
+        .scalar_subquery()
+    )
 
 
 def sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:

@@ -24,7 +24,8 @@ that may delete a lane row locks it first, so an item enqueued meanwhile never l
 
 A lane may need many keys at once (concurrency limits, the app limit, resource scopes): its
 items take a slot of every one in the claim's transaction or of none, the keys locked in one
-order (by hash), each sized by its live capacity when it has one (`capacity.sizes`).
+order (by hash), each sized by its live capacity when it has one (`capacity.stored_size`,
+read with the key's count under its lock).
 """
 
 import itertools
@@ -223,6 +224,21 @@ _MOVE_SLOT = Fast(
 _IN_USE_BY_OTHERS = Fast(
     select(func.count()).where(
         slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"), slots.c.item_id != _p("id")
+    )
+)
+# A key's stored capacity (NULL: none stored, the declared limit holds) with its slots in use
+# but those of one item (0: none is left out): the claim reads both under the key's lock.
+_SIZE_AND_USE = Fast(
+    select(
+        capacity.stored_size(_p("cap")).label("stored"),
+        select(func.count())
+        .where(
+            slots.c.key_hash == _p("key"),
+            slots.c.expires_at > _p("now"),
+            slots.c.item_id != _p("id"),
+        )
+        .scalar_subquery()
+        .label("used"),
     )
 )
 _OTHER_PARKED = Fast(
@@ -550,25 +566,38 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
     claimers needing overlapping keys never wait for each other in a cycle; a slot of every
     key is taken in the same transaction, or none."""
     room, tightest, empty = budget, None, False
-    sizes = capacity.sizes(conn, [limit.capacity for limit in limits if limit.capacity])
-    for key, declared, capacity_id in sorted(limits):
-        size = sizes.get(capacity_id, declared)  # the stored capacity, if any, holds
-        if size <= 0:  # 0 means no limit
+    for limit in sorted(limits):
+        if limit.limit <= 0 and not limit.capacity:  # 0 means no limit
             continue
-        if not dialect.try_lock(conn, dialect.SLOT_KEY, key):
+        if not dialect.try_lock(conn, dialect.SLOT_KEY, limit.key):
             return _Room(0, None)  # another process is counting this key: look again soon
-        used = in_use(conn, key, now)
+        size, used = _size_and_use(conn, limit, now)
+        if size <= 0:
+            continue
         free = size - used
         if free <= 0:
-            _park(conn, lane, key, now)
+            _park(conn, lane, limit.key, now)
             return _Room(0, None)
         if free <= room:  # claiming `room` items fills this key
-            room, tightest, empty = free, key, used == 0
+            room, tightest, empty = free, limit.key, used == 0
     return _Room(room, tightest, empty)
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
     return int(_IN_USE.scalar(conn, {"b_key": key, "b_now": now}))
+
+
+def _size_and_use(
+    conn: Connection, limit: Limit, now: int, other_than: int | None = None
+) -> tuple[int, int]:
+    """The key's size (its stored capacity, if any, holds over the declared limit) and its
+    slots taken (but those of item `other_than`): one statement for both."""
+    params: dict[str, Any] = {"b_key": limit.key, "b_now": now, "b_id": other_than or 0}
+    if not limit.capacity:
+        return limit.limit, int(_IN_USE_BY_OTHERS.scalar(conn, params))
+    row = _SIZE_AND_USE.first(conn, {**params, "b_cap": limit.capacity})
+    stored, used = (None, 0) if row is None else (row.stored, row.used)
+    return (limit.limit if stored is None else int(stored)), int(used)
 
 
 _PARKED_ON = select(lanes.c.blocked_on).where(lanes.c.lane == _p("lane"))
@@ -790,16 +819,13 @@ def _next_holder(conn: Connection, item: Claimed, now: int, lease_ms: int) -> Cl
 def _room_kept(conn: Connection, item: Claimed, now: int) -> bool:
     """Whether every key still has room for the slot `item` holds: not if a capacity was
     lowered to what the other holders take (new holders wait; nobody's slot is revoked)."""
-    sizes = capacity.sizes(conn, [limit.capacity for limit in item.limits if limit.capacity])
-    for key, declared, capacity_id in item.limits:
-        size = sizes.get(capacity_id, declared)  # 0: no limit
-        if size > 0 and _in_use_by_others(conn, key, item.id, now) >= size:
+    for limit in item.limits:
+        if limit.limit <= 0 and not limit.capacity:  # 0: no limit
+            continue
+        size, used = _size_and_use(conn, limit, now, other_than=item.id)
+        if size > 0 and used >= size:
             return False
     return True
-
-
-def _in_use_by_others(conn: Connection, key: str, item_id: int, now: int) -> int:
-    return int(_IN_USE_BY_OTHERS.scalar(conn, {"b_key": key, "b_now": now, "b_id": item_id}))
 
 
 def retry(conn: Connection, item: Claimed, available_at: int, now: int) -> None:
