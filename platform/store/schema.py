@@ -322,7 +322,8 @@ waits = Table(
     Column("correlation_id", String(128), nullable=True, index=True),
     Column("created_at", BigInteger, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
-    Index("ix_waits_event", "event_name", "created_at"),
+    # matching an event reads waits and cancel-on subscriptions of its name, not invokes
+    Index("ix_waits_event", "event_name", "kind", "created_at"),
 )
 
 event_runs = Table(

@@ -3,14 +3,21 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, delete, insert, select
+from sqlalchemy import Connection, Row, bindparam, delete, insert, literal_column, select
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import waits
 from weir.platform.vocabulary import WaitKind
 
+# Invoke waits share the name of the event that ends them (function.finished) but are found
+# by correlation id: matching passes them over, through the index (migration 0015).
+_MATCHED_KINDS = (WaitKind.WAIT, WaitKind.CANCEL)
 _WAITS_FOR_EVENT = Fast(
     select(waits)
-    .where(waits.c.event_name == bindparam("name"), waits.c.created_at < bindparam("at"))
+    .where(
+        waits.c.event_name == bindparam("name"),
+        waits.c.kind.in_([literal_column(f"'{kind}'") for kind in _MATCHED_KINDS]),
+        waits.c.created_at < bindparam("at"),
+    )
     .order_by(waits.c.id)
 )
 _DELETE_RUN_WAITS = Fast(delete(waits).where(waits.c.run_id == bindparam("run")))
@@ -78,7 +85,8 @@ def insert_wait(conn: Connection, new: NewWait) -> int:
 
 
 def waits_for_event(conn: Connection, event_name: str, received_at: int) -> list[Wait]:
-    """Waits on `event_name` opened before the event arrived."""
+    """The waits and cancel-on subscriptions on `event_name` opened before the event arrived
+    (not invoke waits: those are ended by correlation id)."""
     found = _WAITS_FOR_EVENT.all(conn, {"name": event_name, "at": received_at})
     return [wait_from_row(r) for r in found]
 

@@ -299,6 +299,28 @@ def test_waits_match_only_events_received_after_they_opened(store: Store) -> Non
     assert store.read(lambda c: wait_records.run_waits(c, "run-2")) == []
 
 
+def test_matching_an_event_passes_over_invoke_waits(store: Store) -> None:
+    # An invoke wait shares the name of the event that ends it, but is found by correlation id.
+    def wait(run_id: str, kind: WaitKind) -> None:
+        new = wait_records.NewWait(
+            kind=kind,
+            run_id=run_id,
+            step_id="w" if kind != WaitKind.CANCEL else None,
+            event_name="inngest/function.finished",
+            correlation_id=f"{run_id}.w" if kind == WaitKind.INVOKE else None,
+            created_at=100,
+            expires_at=1100,
+        )
+        store.write(lambda c: wait_records.insert_wait(c, new))
+
+    for run_id, kind in [("p1", WaitKind.INVOKE), ("w1", WaitKind.WAIT), ("c1", WaitKind.CANCEL)]:
+        wait(run_id, kind)
+    found = store.read(lambda c: wait_records.waits_for_event(c, "inngest/function.finished", 150))
+    assert [(w.run_id, w.kind) for w in found] == [("w1", WaitKind.WAIT), ("c1", WaitKind.CANCEL)]
+    invoke = store.read(lambda c: wait_records.wait_by_correlation(c, "p1.w"))
+    assert invoke is not None and invoke.kind == WaitKind.INVOKE
+
+
 # -- sizes the ingest accepts must fit the store ---------------------------------------------
 
 
