@@ -24,6 +24,7 @@ from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.executor.request import (
     CallState,
     Canonical,
+    Event,
     Unparsed,
     attempts_allowed,
     build_body,
@@ -66,9 +67,6 @@ class Answered:
     fn: Function
     outcome: Outcome
     timing: Timing
-
-
-Event = dict[str, Any] | Canonical | Unparsed
 
 
 def load_call_state(

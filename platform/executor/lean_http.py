@@ -13,6 +13,8 @@ else (https, user info, characters a request line cannot carry) go through aioht
 """
 
 import asyncio
+import functools
+import re
 import time
 from collections.abc import Callable
 from typing import cast
@@ -23,7 +25,8 @@ import httptools
 __all__ = ["ConnectFailed", "LeanClient", "LeanError", "SplitResult", "TooBig", "lean_target"]
 
 KEEPALIVE_S = 2.0
-_SAFE = frozenset(range(0x21, 0x7F))  # a request target: printable ASCII, no spaces
+_SAFE = re.compile(r"[\x21-\x7e]*")  # a request target: printable ASCII, no spaces
+_LINE_BREAK = re.compile(r"[\r\n\x00]")  # what a header may not hold
 
 
 class LeanError(Exception):
@@ -137,9 +140,10 @@ class _Exchange(asyncio.Protocol):
         return self.status, self.headers, b"".join(self.chunks), reusable
 
 
+@functools.lru_cache(maxsize=4096)  # a function's URLs (one per step id) repeat call after call
 def lean_target(url: str) -> SplitResult | None:
     """The URL split, if this module can carry calls to it; None: aiohttp carries them."""
-    if not url.startswith("http://") or not all(b in _SAFE for b in url.encode()):
+    if not url.startswith("http://") or not _SAFE.fullmatch(url):
         return None
     parts = urlsplit(url)
     if not parts.hostname or "@" in parts.netloc or parts.fragment:
@@ -165,7 +169,7 @@ class LeanClient:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         lines = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}"]
         for name, value in headers.items():
-            if any(c in name or c in value for c in "\r\n\0"):
+            if _LINE_BREAK.search(name) or _LINE_BREAK.search(value):
                 raise ValueError(f"header {name!r} holds a line break or NUL")
             if name.lower() not in ("host", "content-length"):
                 lines.append(f"{name}: {value}")

@@ -35,12 +35,15 @@ class Unparsed:
     json: bytes
 
 
+Event = dict[str, Any] | Canonical | Unparsed  # a trigger event as a call carries it
+
+
 @dataclass(frozen=True)
 class CallState:
     """What a call needs, read in one go before the HTTP request."""
 
     run: Run
-    events: list[dict[str, Any] | Canonical | Unparsed]
+    events: list[Event]
     memos: list[Step]  # in completion order
     fences: dict[str, int] = field(default_factory=dict)  # fencing tokens the run holds, by scope
 
@@ -90,10 +93,12 @@ def _body(
 ) -> bytes:
     stack = [m.step_id for m in state.memos]
     spliced = _Splices()
-    first = spliced.place(state.events[0]) if state.events else {"name": "", "data": {}}
+    # Each event made canonical once: the first stands in the body twice (event, events[0]).
+    events = [_canonical(event) for event in state.events]
+    first = spliced.place(events[0]) if events else {"name": "", "data": {}}
     body: dict[str, Any] = {
         "event": first,
-        "events": [] if use_api else [spliced.place(event) for event in state.events],
+        "events": [] if use_api else [spliced.place(event) for event in events],
         "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
         "ctx": {
             "run_id": state.run.id,
@@ -110,6 +115,10 @@ def _body(
         "version": REQUEST_VERSION,
     }
     return spliced.into(canonical.dumps(body))
+
+
+def _canonical(event: Event) -> Event:
+    return Canonical(canonical.dumps(event)) if type(event) is dict else event
 
 
 class _Splices:

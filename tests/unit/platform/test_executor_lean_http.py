@@ -167,8 +167,9 @@ def test_a_redirect_is_refused_and_a_header_cannot_break_a_line() -> None:
         async with serving(fixed(moved)) as server:
             with pytest.raises(Redirected, match="redirecting to http://x/"):
                 await post(client, server.url)
-            with pytest.raises(ValueError, match="line break"):
-                await client.request("POST", server.url, b"{}", {"x-evil": "a\r\nb: c"})
+            for evil in ({"x-evil": "a\r\nb: c"}, {"x-evil\nb": "c"}, {"x-evil": "a\x00"}):
+                with pytest.raises(ValueError, match="line break"):
+                    await client.request("POST", server.url, b"{}", evil)
         await client.close()
 
     asyncio.run(main())
@@ -181,5 +182,6 @@ def test_only_plain_http_urls_take_the_lean_path() -> None:
         "http://user:pw@app.example/api",  # credentials: aiohttp turns them into a header
         "http://app.example/a path",  # a space cannot stand in a request line
         "http://app.example/é",
+        "http://app.example/\x7f",  # DEL: not printable
     ):
         assert lean_http.lean_target(url) is None, url
