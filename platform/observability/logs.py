@@ -11,7 +11,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -148,17 +148,29 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def write(self, level: int, name: str, message: str, pairs: Fields) -> None:
         """One line written as `emit` would write the record with these parts (an error in
         formatting or writing is handled as `emit` handles it)."""
+        self.write_many(name, [(level, message, pairs)])
+
+    def write_many(self, name: str, entries: Sequence[tuple[int, str, Fields]]) -> None:
+        """Lines of (level, message, pairs), written and flushed at once; a line that cannot
+        be formatted is handled as `emit` handles it, and the others are written."""
         formatter = self.formatter
-        created, level_name = time.time(), logging.getLevelName(level)
-        with self.lock:  # type: ignore[union-attr]
+        created, texts = time.time(), []
+        for level, message, pairs in entries:
             try:
                 if not isinstance(formatter, JsonFormatter | TextFormatter):
                     raise TypeError(f"{type(formatter).__name__} cannot format a line")
-                text = formatter.line(created, level_name, name, message, pairs)
-                self.stream.write(text + self.terminator)
-                self.flush()
+                line = formatter.line(created, logging.getLevelName(level), name, message, pairs)
+                texts.append(line + self.terminator)
             except Exception:
                 self.handleError(logging.makeLogRecord({"msg": message, "name": name}))
+        if not texts:
+            return
+        with self.lock:  # type: ignore[union-attr]
+            try:
+                self.stream.write("".join(texts))
+                self.flush()
+            except Exception:
+                self.handleError(logging.makeLogRecord({"msg": texts[0], "name": name}))
 
 
 def handler(json_lines: bool, stream: Any = None) -> LineHandler:
@@ -182,6 +194,22 @@ def line(logger: logging.Logger, level: int, message: str, ids: Fields, fields: 
         return
     extra = {"ids": ids, "fields": fields}
     logger.handle(logger.makeRecord(logger.name, level, "", 0, message, (), None, extra=extra))
+
+
+def lines(logger: logging.Logger, entries: Sequence[tuple[int, str, Fields, Fields]]) -> None:
+    """`line` for each (level, message, ids, fields) in order; through Weir's own handler
+    alone (as `line` writes), all of them in one write: a line per run that starts and ends,
+    and a write of each its own cost more than formatting it."""
+    wanted = [entry for entry in entries if logger.isEnabledFor(entry[0])]
+    if not wanted:
+        return
+    out = _sole_handler(logger, min(entry[0] for entry in wanted))
+    if out is None:
+        for level, message, ids, fields in wanted:
+            line(logger, level, message, ids, fields)
+        return
+    bound = current_ids()
+    out.write_many(logger.name, [(lvl, msg, {**bound, **i, **f}) for lvl, msg, i, f in wanted])
 
 
 def _sole_handler(logger: logging.Logger, level: int) -> LineHandler | None:

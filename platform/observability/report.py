@@ -14,13 +14,15 @@ QUIET = logging.DEBUG
 
 
 def report(notes: Iterable[n.Note], metrics: Metrics, slug: Callable[[str], str]) -> None:
+    said: list[tuple[int, str, logs.Fields, logs.Fields]] = []
     for note in notes:
         function = slug(note.function_id) if note.function_id else ""
         metrics.record(note, function)
         level, message = describe(note)
         if log.isEnabledFor(level):
             fields: dict[str, Any] = {"function": function} if function else {}
-            logs.line(log, level, message, note.ids(), {**fields, **note.fields})
+            said.append((level, message, note.ids(), {**fields, **note.fields}))
+    logs.lines(log, said)
 
 
 def describe(note: n.Note) -> tuple[int, str]:

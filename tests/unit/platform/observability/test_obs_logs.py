@@ -276,3 +276,61 @@ def test_a_line_that_cannot_be_formatted_is_reported_not_raised(
         "INFO weir.test.unprintable run completed status=COMPLETED"
     ]
     assert "no text" in capsys.readouterr().err  # as logging reports an error in emit
+
+
+class _CountedWrites(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_lines_are_the_lines_one_by_one_in_one_write() -> None:
+    logger = logging.getLogger("weir.test.many")
+    entries = [
+        (logging.INFO, "run started", {"run_id": "R1"}, {}),
+        (logging.DEBUG, "call answered", {"run_id": "R1"}, {}),  # below the root's level
+        (logging.WARNING, "run failed", {"run_id": "R2"}, {"status": "FAILED"}),
+    ]
+    with only_weir_handler(False) as (out, ours), logs.bind(event_id="E1"):
+        for level, message, ids, fields in entries:
+            logs.line(logger, level, message, ids, fields)
+        one_by_one = [_tail(x) for x in out.getvalue().splitlines()]
+        counted = _CountedWrites()
+        ours.setStream(counted)
+        logs.lines(logger, entries)
+    assert [_tail(x) for x in counted.getvalue().splitlines()] == one_by_one == [
+        "INFO weir.test.many run started event_id=E1 run_id=R1",
+        "WARNING weir.test.many run failed event_id=E1 run_id=R2 status=FAILED",
+    ]
+    assert counted.writes == 1
+
+
+def test_lines_keep_a_filter_and_skip_a_line_that_cannot_be_formatted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    logger = logging.getLogger("weir.test.many.filtered")
+    entries = [
+        (logging.INFO, "hidden", {}, {}),
+        (logging.INFO, "bad", {}, {"output": Unprintable()}),
+        (logging.INFO, "shown", {}, {}),
+    ]
+    with only_weir_handler(False) as (out, _):
+        logs.lines(logger, entries[1:])  # Weir's handler alone: written at once
+        logger.addFilter(lambda record: record.getMessage() != "hidden")
+        try:
+            logs.lines(logger, [entries[0], entries[2]])  # a filter: record by record
+        finally:
+            logger.filters.clear()
+    assert [_tail(x) for x in out.getvalue().splitlines()] == [
+        "INFO weir.test.many.filtered shown",
+        "INFO weir.test.many.filtered shown",
+    ]
+    assert "no text" in capsys.readouterr().err
