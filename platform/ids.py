@@ -33,10 +33,5 @@ def new_id(now_ms: int) -> str:
     return "".join([_ALPHABET[value >> shift & 31] for shift in _SHIFTS])
 
 
-def is_weir_id(text: str) -> bool:
-    """Whether `text` is written as `new_id` writes ids (26 characters of its alphabet)."""
-    return len(text) == len(_SHIFTS) and all(c in _ALPHABET for c in text)
-
-
 def id_time_ms(ulid_text: str) -> int:
     return int(ULID.from_str(ulid_text).milliseconds)

@@ -37,22 +37,6 @@ _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed c
 # The same read, holding the run's row until the transaction ends (PostgreSQL; SQLite has one
 # writer): two answers for one run, applied at once, each see the other's result.
 _LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
-# The run an event started on its own (no batch, rerun or cron tick) for one function lately:
-# what event-id deduplication finds for an event stored under that id (`flow.event_id`).
-_STARTED_BY_EVENT = Fast(
-    select(runs.c.id)
-    .select_from(event_runs.join(runs, runs.c.id == event_runs.c.run_id))
-    .where(
-        event_runs.c.event_id == bindparam("b_event"),
-        runs.c.function_id == bindparam("b_fn"),
-        runs.c.created_at > bindparam("b_since"),
-        runs.c.batch_id.is_(None),
-        runs.c.original_run_id.is_(None),
-        runs.c.cron.is_(None),
-    )
-    .order_by(runs.c.id)
-    .limit(1)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +172,6 @@ def lock_run(conn: Connection, run_id: str) -> Run | None:
     """The run, its row locked for this transaction: for writes that read, then change it."""
     row = _LOCK_RUN.first(conn, {"b_id": run_id})
     return None if row is None else run_from_row(row)
-
-
-def run_started_by(conn: Connection, event_id: str, function_id: str, since: int) -> str | None:
-    """The run of `function_id` created after `since` by the event stored as `event_id` alone
-    (not as part of a batch, a rerun or a cron tick), if any."""
-    found = _STARTED_BY_EVENT.scalar(
-        conn, {"b_event": event_id, "b_fn": function_id, "b_since": since}
-    )
-    return None if found is None else str(found)
 
 
 def runs_for_event(conn: Connection, event_id: str) -> list[Run]:
