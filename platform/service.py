@@ -63,7 +63,6 @@ class Platform:
         self.db = _open_database(settings)
         self.registry = Registry()
         self.metrics = Metrics()
-        self._unreported: list[Note] = []  # committed, to be logged and counted (`_report`)
         self.client = AppClient(timeout_s=settings.app_timeout_s)
         self.driver = Driver(
             self.db,
@@ -128,19 +127,9 @@ class Platform:
             self._abort_cancelled(holder[0].notes)
             # Logged and counted once the caller has gone on: a run's next call (or an event's
             # first calls) goes out first, and the lines are written while the app answers.
-            self._report_soon(holder[0].notes)
+            notes = holder[0].notes
+            asyncio.get_running_loop().call_soon(report, notes, self.metrics, self.function_slug)
         return result
-
-    def _report_soon(self, notes: list[Note]) -> None:
-        """Log and count `notes` on the loop's next turn, with those of every transition that
-        commits before it (their lines written at once)."""
-        if not self._unreported:
-            asyncio.get_running_loop().call_soon(self._report)
-        self._unreported.extend(notes)
-
-    def _report(self) -> None:
-        notes, self._unreported = self._unreported, []
-        report(notes, self.metrics, self.function_slug)
 
     def _abort_cancelled(self, done: list[Note]) -> None:
         """Calls in flight of a run just cancelled end now (cancelled in this process;

@@ -155,6 +155,7 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
         be formatted is handled as `emit` handles it, and the others are written."""
         formatter = self.formatter
         created, texts = time.time(), []
+        first = entries[0][1] if entries else ""
         for level, message, pairs in entries:
             try:
                 if not isinstance(formatter, JsonFormatter | TextFormatter):
@@ -170,7 +171,7 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
                 self.stream.write("".join(texts))
                 self.flush()
             except Exception:
-                self.handleError(logging.makeLogRecord({"msg": texts[0], "name": name}))
+                self.handleError(logging.makeLogRecord({"msg": first, "name": name}))
 
 
 def handler(json_lines: bool, stream: Any = None) -> LineHandler:
