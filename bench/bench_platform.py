@@ -18,8 +18,8 @@ sqlite3 INSERT+COMMIT rate (WAL, synchronous=FULL as `weir dev` uses).
 Besides wall-clock figures, each round counts what contention on a shared machine does not
 distort: SQL statements Weir executed (every statement SQLite ran, BEGIN/COMMIT/SAVEPOINT
 included) and Weir's CPU milliseconds, per run and per step. The statements are counted by a
-trace callback in Weir's process, which costs it about 0.7 µs a statement: so it is on only
-in a smaller census round after each timed one, and the timed rounds run without it.
+trace callback in Weir's process, which costs it about 0.7 µs a statement while it counts (and
+half that while it waits): so it counts only in a smaller census round after each timed one.
 `--baseline-ref REF` runs a second Weir built from that git commit beside the current one,
 rounds interleaved, and prints every figure for both with their ratio: the comparison that
 stays fair while other work shares the cores.
@@ -176,7 +176,6 @@ class Stack:
     weir_stats: Path  # JSON written by Weir on SIGUSR1: SQL statements counted so far
     functions: dict[str, str] = field(default_factory=dict)  # short id -> function id
     _seq: int = 0
-    _counting: bool = False
 
     def stop(self) -> None:
         self.weir.stop(signal.SIGINT)
@@ -196,12 +195,14 @@ class Stack:
         raise SystemExit(f"Weir did not report its statement count; see {self.weir.log}")
 
     async def count(self, on: bool) -> None:
-        """Start or stop counting Weir's statements (SIGUSR2 toggles it; the count that
-        follows, read with SIGUSR1, confirms Weir has handled it)."""
-        if on != self._counting:
-            self.weir.proc.send_signal(signal.SIGUSR2)
-            self._counting = on
-            await self.statements()
+        """Start or stop counting Weir's statements: the state is written beside the counts,
+        and Weir takes it up when it next reports them (SIGUSR1)."""
+        _write(Path(f"{self.weir_stats}.count"), "on" if on else "off")
+        await self.statements()
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)  # a few bytes: no need for a thread
 
 
 async def start_stack(
@@ -320,7 +321,7 @@ async def throughput_round(
     session: aiohttp.ClientSession, stack: Stack, fn: str, n: int, batch: int
 ) -> Round:
     timed = await _drain(session, stack, fn, n, batch)
-    census = max(1, n // 5)  # the same work, smaller, with Weir's statements counted
+    census = max(n // 5, min(n, 20))  # the same work, smaller, with Weir's statements counted
     await stack.count(True)
     sql0 = await stack.statements()
     await _drain(session, stack, fn, census, batch)
@@ -743,7 +744,12 @@ TX_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 def count_statements(path: str) -> None:
     """Count every statement SQLite runs in this process (sqlite3's trace callback sees them
     all, whether SQLAlchemy or raw DB-API code sent them); SIGUSR1 writes the counts to
-    `path`, with a sequence number the reader waits for."""
+    `path`, with a sequence number the reader waits for, having first read whether to count
+    from here on (`path`.count: "on" or "off"). The callback is set on each connection by the
+    thread that opens it and stays; when not counting it returns at once (about half its cost).
+    Setting it from the signal handler instead, on connections other threads are using, could
+    deadlock: the handler would hold the GIL waiting for a connection's mutex that a thread
+    inside a statement holds while its callback waits for the GIL."""
     import threading
 
     from sqlalchemy import event
@@ -751,10 +757,12 @@ def count_statements(path: str) -> None:
 
     per_thread: dict[int, list[int]] = {}  # each thread counts in its own entry: no races
     seq = [0]
-    counting = [False]  # SIGUSR2 toggles it
-    opened: list[sqlite3.Connection] = []  # no weak references to these: a pool's worth
+    counting = [False]
+    control = Path(f"{path}.count")
 
     def traced(sql: str) -> None:
+        if not counting[0]:
+            return
         mine = per_thread.get(threading.get_ident())
         if mine is None:
             mine = per_thread[threading.get_ident()] = [0, 0]
@@ -764,16 +772,11 @@ def count_statements(path: str) -> None:
 
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         if isinstance(dbapi_conn, sqlite3.Connection):
-            opened.append(dbapi_conn)
-            dbapi_conn.set_trace_callback(traced if counting[0] else None)
-
-    def toggle(_sig: int, _frame: Any) -> None:
-        counting[0] = not counting[0]
-        for conn in opened:
-            with contextlib.suppress(sqlite3.ProgrammingError):  # closed meanwhile
-                conn.set_trace_callback(traced if counting[0] else None)
+            dbapi_conn.set_trace_callback(traced)
 
     def dump(_sig: int, _frame: Any) -> None:
+        with contextlib.suppress(OSError):
+            counting[0] = control.read_text() == "on"
         seq[0] += 1
         counts = list(per_thread.values())
         stats = {"seq": seq[0], "all": sum(c[0] for c in counts), "data": sum(c[1] for c in counts)}
@@ -783,7 +786,6 @@ def count_statements(path: str) -> None:
 
     event.listen(Pool, "connect", on_connect)
     signal.signal(signal.SIGUSR1, dump)
-    signal.signal(signal.SIGUSR2, toggle)
 
 
 def thread_group(name: str) -> str:
