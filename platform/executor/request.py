@@ -82,6 +82,9 @@ def step_url(url: str, step_id: str) -> str:
 def build_body(
     state: CallState, *, fn_id: str, step_id: str, attempt: int, max_attempts: int
 ) -> bytes:
+    # Each event made canonical once: the first stands in the body twice (event, events[0]),
+    # and a body too large to send whole is built again, by the API.
+    state = replace(state, events=[_canonical(event) for event in state.events])
     body = _body(state, fn_id, step_id, attempt, max_attempts, use_api=False)
     if len(body) <= MAX_INLINE_BYTES:
         return body
@@ -93,8 +96,7 @@ def _body(
 ) -> bytes:
     stack = [m.step_id for m in state.memos]
     spliced = _Splices()
-    # Each event made canonical once: the first stands in the body twice (event, events[0]).
-    events = [_canonical(event) for event in state.events]
+    events = state.events
     first = spliced.place(events[0]) if events else {"name": "", "data": {}}
     body: dict[str, Any] = {
         "event": first,
