@@ -302,10 +302,14 @@ def test_lines_are_the_lines_one_by_one_in_one_write() -> None:
         counted = _CountedWrites()
         ours.setStream(counted)
         logs.lines(logger, entries)
-    assert [_tail(x) for x in counted.getvalue().splitlines()] == one_by_one == [
-        "INFO weir.test.many run started event_id=E1 run_id=R1",
-        "WARNING weir.test.many run failed event_id=E1 run_id=R2 status=FAILED",
-    ]
+    assert (
+        [_tail(x) for x in counted.getvalue().splitlines()]
+        == one_by_one
+        == [
+            "INFO weir.test.many run started event_id=E1 run_id=R1",
+            "WARNING weir.test.many run failed event_id=E1 run_id=R2 status=FAILED",
+        ]
+    )
     assert counted.writes == 1
 
 
