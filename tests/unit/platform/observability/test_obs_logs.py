@@ -261,13 +261,14 @@ def test_a_formatter_set_later_is_the_one_that_writes(capsys: pytest.CaptureFixt
     assert out.getvalue() == "INFO|run completed\n"
 
 
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
 def test_a_line_that_cannot_be_formatted_is_reported_not_raised(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    class Unprintable:
-        def __str__(self) -> str:
-            raise RuntimeError("no text")
-
     logger = logging.getLogger("weir.test.unprintable")
     with only_weir_handler(False) as (out, _):
         logs.line(logger, logging.INFO, "run completed", {}, {"output": Unprintable()})
@@ -316,10 +317,6 @@ def test_lines_are_the_lines_one_by_one_in_one_write() -> None:
 def test_lines_keep_a_filter_and_skip_a_line_that_cannot_be_formatted(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    class Unprintable:
-        def __str__(self) -> str:
-            raise RuntimeError("no text")
-
     logger = logging.getLogger("weir.test.many.filtered")
     entries = [
         (logging.INFO, "hidden", {}, {}),
