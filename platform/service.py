@@ -4,9 +4,11 @@ executor. The API layer calls it; it holds no HTTP concerns itself."""
 import asyncio
 import contextlib
 import hmac
+import itertools
 import json
 import logging
 import random
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -62,6 +64,12 @@ class Platform:
         self.rng = random.Random()
         self.db = _open_database(settings)
         self.registry = Registry()
+        # Registries are read by syncs (in their transaction) and by reloads (after other
+        # processes' syncs) at once: each read takes a ticket first, and only a read started
+        # later than the installed one's replaces it (`_install`).
+        self._reads_of_registry = itertools.count(1)
+        self._installed = 0
+        self._installing = threading.Lock()  # syncs install on a writer thread
         self.metrics = Metrics()
         self.client = AppClient(timeout_s=settings.app_timeout_s)
         self.driver = Driver(
@@ -209,11 +217,17 @@ class Platform:
         await self.gateway.close()
 
     async def reload(self) -> None:
-        rows, version = await self.db.read(
-            lambda c: (catalog.all_functions(c), catalog.catalog_version(c))
-        )
-        self.registry = Registry.build(rows, version)
+        ticket = next(self._reads_of_registry)
+        self._install(ticket, await self.db.read(_registry))
         await self.write(lambda tx: cron.ensure_ticks(tx))
+
+    def _install(self, ticket: int, registry: Registry) -> None:
+        """Make `registry`, read under `ticket`, the one in force, unless a registry read
+        later is in force already (a reload begun before a sync committed, ending after it,
+        would otherwise put back the functions as they were)."""
+        with self._installing:
+            if ticket > self._installed:
+                self.registry, self._installed = registry, ticket
 
     # -- several processes on one PostgreSQL ---------------------------------------------------
     def _listener(self) -> Listener:
@@ -355,10 +369,10 @@ class Platform:
 
     async def register(self, payload: Any) -> dict[str, Any]:
         sync = parse_sync(payload)
-        result = await self.write(lambda tx: apply_sync(tx, sync))
+        result = await self._change_catalog(
+            lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
+        )
         self.sync_errors.pop(sync.url, None)
-        if result.get("modified"):
-            await self.reload()
         return result
 
     async def cancel(self, run_id: str) -> bool:
@@ -383,10 +397,33 @@ class Platform:
         return event_id
 
     async def delete_app(self, name: str) -> bool:
-        removed = await self.write(lambda tx: remove_app(tx, name))
-        if removed:
-            await self.reload()
-        return removed
+        return await self._change_catalog(lambda tx: remove_app(tx, name), bool)
+
+    async def _change_catalog(self, change: Callable[[Tx], T], changed: Callable[[T], bool]) -> T:
+        """Apply a change to the stored functions and, when `changed` says it changed them,
+        swap in the registry they make inside the same transaction: every transaction after
+        it (an event accepted in the same group commit included) admits by the new functions.
+        Reloaded after the commit, an event accepted in between was admitted by the old ones
+        (an app's functions stored, its first events matching none of them)."""
+        swapped = False
+
+        def job(tx: Tx) -> T:
+            nonlocal swapped
+            done = change(tx)
+            if changed(done):
+                self._install(next(self._reads_of_registry), _registry(tx.conn))
+                swapped = True
+            return done
+
+        try:
+            result = await self.write(job)
+        except BaseException:
+            if swapped:  # the commit failed after the swap: back to what is stored
+                await self.reload()
+            raise
+        if swapped:
+            await self.write(lambda tx: cron.ensure_ticks(tx))
+        return result
 
     async def _sync_at_start(self, url: str) -> None:
         """Apps named at start may still be booting, or be started later: keep asking, less
@@ -406,6 +443,11 @@ class Platform:
             self.sync_errors[url] = error
             log.warning("sync of %s failed: %s", url, error)
         return error
+
+
+def _registry(conn: Connection) -> Registry:
+    """The functions as stored, read in one transaction."""
+    return Registry.build(catalog.all_functions(conn), catalog.catalog_version(conn))
 
 
 def _open_database(settings: Settings) -> Database:

@@ -1,0 +1,76 @@
+"""A sync's functions admit events from the transaction after the sync's own: the registry is
+swapped inside that transaction, not reloaded after its commit (an event accepted in between
+was admitted by the old functions, and started nothing)."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from weir.platform.service import Platform
+from weir.platform.settings import Settings
+from weir.platform.store import run_records
+
+from tests.unit.platform.test_event_to_first_call import sync_payload
+
+APP_URL = "http://127.0.0.1:9/api/inngest"  # never called: the runs are only admitted
+
+
+@pytest.fixture
+async def weir(tmp_path: Path) -> AsyncIterator[Platform]:
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'weir.db'}", sqlite_synchronous="OFF")
+    platform = Platform(settings)
+    await platform.start()
+    try:
+        yield platform
+    finally:
+        await platform.stop()
+
+
+def runs_of(weir: Platform, event_id: str) -> int:
+    return len(weir.db.read_sync(lambda c: run_records.runs_for_event(c, event_id)))
+
+
+async def test_an_event_queued_behind_a_sync_is_admitted_by_its_functions(
+    weir: Platform,
+) -> None:
+    body = json.dumps({"name": "t/go", "data": {}}).encode()
+    # The sync's transaction is queued to the writer first, the event's right behind it.
+    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
+    await asyncio.sleep(0)
+    [event_id] = await weir.send_events(body)
+    await sync
+    assert runs_of(weir, event_id) == 1
+
+
+async def test_an_event_queued_behind_an_app_removal_starts_nothing(weir: Platform) -> None:
+    await weir.register(sync_payload(APP_URL))
+    body = json.dumps({"name": "t/go", "data": {}}).encode()
+    removal = asyncio.create_task(weir.delete_app("fast"))
+    await asyncio.sleep(0)
+    [event_id] = await weir.send_events(body)
+    assert await removal is True
+    assert runs_of(weir, event_id) == 0
+
+
+async def test_a_reload_begun_before_a_sync_does_not_put_back_the_old_functions(
+    weir: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reload (another process synced) reads the functions before this sync commits and
+    # ends after it: what it read is older than what the sync installed.
+    released, real_read = asyncio.Event(), weir.db.read
+
+    async def read_then_wait(job):  # type: ignore[no-untyped-def]
+        found = await real_read(job)
+        await released.wait()
+        return found
+
+    monkeypatch.setattr(weir.db, "read", read_then_wait)
+    reload = asyncio.create_task(weir.reload())
+    await asyncio.sleep(0.1)  # its read is done, before the sync
+    monkeypatch.setattr(weir.db, "read", real_read)
+    await weir.register(sync_payload(APP_URL))
+    released.set()
+    await reload
+    assert [fn.slug for fn in weir.registry.by_slug.values()] == ["go"]
