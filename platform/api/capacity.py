@@ -24,7 +24,7 @@ from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/capacity")
 _ACTOR = {"type": "string", "minLength": 1, "maxLength": 100}
-_REVISION = {"type": "integer", "minimum": 1}
+_REVISION = {"type": "integer", "minimum": 1, "maximum": capacities.MAX_REVISION}
 SET_BODY = docs.json_body(
     {
         "type": "object",

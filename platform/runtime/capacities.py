@@ -11,6 +11,7 @@ from weir.platform.vocabulary import CapacityKind
 
 __all__ = ["Capacity", "CapacityNotFound", "CapacityOutOfRange", "RevisionConflict", "change"]
 MAX_CAPACITY = 1_000_000  # far beyond any sensible number of slots; keeps typos out
+MAX_REVISION = 2**63 - 1  # what the store's integer column holds
 MAX_ACTOR = 200
 
 
@@ -41,9 +42,13 @@ def check(size: object, revision: object, *, needs_size: bool) -> str | None:
         isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_CAPACITY
     ):
         return f"capacity must be an integer from 1 to {MAX_CAPACITY}, got {size!r}"
-    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+    if isinstance(revision, bool) or not isinstance(revision, int):
+        revision_ok = False
+    else:
+        revision_ok = 1 <= revision <= MAX_REVISION
+    if not revision_ok:
         return (
-            "revision must be the integer revision you read (≥ 1), got "
+            f"revision must be the integer revision you read (1 to {MAX_REVISION}), got "
             f"{revision!r}: the change applies only if nobody changed the capacity meanwhile"
         )
     return None

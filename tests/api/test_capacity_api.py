@@ -83,6 +83,7 @@ def test_the_id_addresses_a_capacity_as_well_as_its_name(client: TestClient) -> 
         ({"capacity": True, "revision": 1}, "capacity must be an integer from 1"),
         ({"capacity": 5}, "revision must be the integer revision you read"),
         ({"capacity": 5, "revision": 0}, "revision must be the integer revision you read"),
+        ({"capacity": 5, "revision": 10**30}, "revision must be the integer revision you read"),
         ({"capacity": 5, "revision": 1, "actor": "a\nb"}, "actor must be a short printable"),
         ([1, 2], "the body must be a JSON object"),
     ],
