@@ -403,8 +403,10 @@ class Platform:
         """Apply a change to the stored functions and, when `changed` says it changed them,
         swap in the registry they make inside the same transaction: every transaction after
         it (an event accepted in the same group commit included) admits by the new functions.
-        Reloaded after the commit, an event accepted in between was admitted by the old ones
-        (an app's functions stored, its first events matching none of them)."""
+        Reloaded only after the commit, an event accepted in between was admitted by the old
+        ones (an app's functions stored, its first events matching none of them). It is still
+        reloaded after the commit too: a reload begun between the install and the commit read
+        the functions as they were, and that one read later than the install."""
         swapped = False
 
         def job(tx: Tx) -> T:
@@ -421,8 +423,8 @@ class Platform:
             if swapped:  # the commit failed after the swap: back to what is stored
                 await self.reload()
             raise
-        if swapped:
-            await self.write(lambda tx: cron.ensure_ticks(tx))
+        if swapped:  # read again once committed: a reload begun between the install and the
+            await self.reload()  # commit read the functions as they were, and may have won
         return result
 
     async def _sync_at_start(self, url: str) -> None:

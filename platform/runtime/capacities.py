@@ -11,7 +11,7 @@ from weir.platform.vocabulary import CapacityKind
 
 __all__ = ["Capacity", "CapacityNotFound", "CapacityOutOfRange", "RevisionConflict", "change"]
 MAX_CAPACITY = 1_000_000  # far beyond any sensible number of slots; keeps typos out
-MAX_REVISION = 2**63 - 1  # what the store's integer column holds
+MAX_REVISION = 2**63 - 1  # what SQLite's integer holds (PostgreSQL only compares it in Python)
 MAX_ACTOR = 200
 
 

@@ -4,7 +4,8 @@ was admitted by the old functions, and started nothing)."""
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,35 @@ async def test_a_reload_begun_before_a_sync_does_not_put_back_the_old_functions(
     released.set()
     await reload
     assert [fn.slug for fn in weir.registry.by_slug.values()] == ["go"]
+
+
+async def test_a_reload_between_a_syncs_install_and_its_commit_does_not_win(
+    weir: Platform,
+) -> None:
+    # The sync's transaction installs its functions, then waits for another job of its group
+    # commit; a reload meanwhile (an item of a function this process does not know, or the
+    # catalog poll) reads the functions as committed: without them.
+    first, holding = threading.Event(), threading.Event()
+    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
+    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
+    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
+    await asyncio.sleep(0)
+    held = asyncio.create_task(weir.db.write(lambda c: holding.wait(10)))
+    await asyncio.sleep(0)
+    first.set()
+    await until(lambda: "go" in weir.registry.by_slug)  # installed, not committed
+    check = asyncio.create_task(weir.reload_if_changed())
+    await asyncio.sleep(0.1)
+    holding.set()
+    await asyncio.gather(before, sync, held, check)
+    assert list(weir.registry.by_slug) == ["go"]
+    [event_id] = await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
+    assert runs_of(weir, event_id) == 1
+
+
+async def until(holds: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if holds():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
