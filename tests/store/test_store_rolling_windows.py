@@ -206,7 +206,12 @@ def test_two_processes_sharing_one_meter_never_exceed_it(store: Store) -> None:
     assert len({item_id for _, item_id in starts}) == len(starts) == total
     times = sorted(at for at, _ in starts)
     assert allowed_in_any_window(times, WindowConfig(meter.limit, meter.window_ms)), times
-    assert times[-1] - times[0] < (total // meter.limit) * meter.window_ms + 100  # not slowed
+    # Not slowed: the windows alone, plus at most a tick a start. The two processes' claims
+    # interleave, so a claim dated at one tick may commit after the other's claim dated at the
+    # next, and find the window full until its own next tick (seen under a loaded machine:
+    # 146 ms over the windows for 24 starts, ticks of 7 ms).
+    slack = total * 7
+    assert times[-1] - times[0] < (total // meter.limit) * meter.window_ms + slack
 
 
 def earliest_fifo(arrivals: list[int], scopes: list[Scope]) -> list[int]:
