@@ -96,11 +96,10 @@ def _body(
 ) -> bytes:
     stack = [m.step_id for m in state.memos]
     spliced = _Splices()
-    events = state.events
-    first = spliced.place(events[0]) if events else {"name": "", "data": {}}
+    first = spliced.place(state.events[0]) if state.events else {"name": "", "data": {}}
     body: dict[str, Any] = {
         "event": first,
-        "events": [] if use_api else [spliced.place(event) for event in events],
+        "events": [] if use_api else [spliced.place(event) for event in state.events],
         "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
         "ctx": {
             "run_id": state.run.id,

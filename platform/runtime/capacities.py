@@ -36,17 +36,16 @@ class Request:
     actor: str
 
 
+def _int_within(value: object, most: int) -> bool:
+    """An integer (not a boolean) from 1 to `most`."""
+    return type(value) is int and 1 <= value <= most
+
+
 def check(size: object, revision: object, *, needs_size: bool) -> str | None:
     """What is wrong with the input, saying what is allowed; None when it is fine."""
-    if needs_size and (
-        isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_CAPACITY
-    ):
+    if needs_size and not _int_within(size, MAX_CAPACITY):
         return f"capacity must be an integer from 1 to {MAX_CAPACITY}, got {size!r}"
-    if isinstance(revision, bool) or not isinstance(revision, int):
-        revision_ok = False
-    else:
-        revision_ok = 1 <= revision <= MAX_REVISION
-    if not revision_ok:
+    if not _int_within(revision, MAX_REVISION):
         return (
             f"revision must be the integer revision you read (1 to {MAX_REVISION}), got "
             f"{revision!r}: the change applies only if nobody changed the capacity meanwhile"

@@ -74,6 +74,11 @@ class Limit(NamedTuple):
     limit: int
     capacity: str = ""
 
+    @property
+    def unlimited(self) -> bool:
+        """A declared 0 with no stored capacity: no slot to count."""
+        return self.limit <= 0 and not self.capacity
+
 
 def limits_from_json(pairs: Any) -> tuple[Limit, ...]:
     """Lanes stored before capacities carry [key, limit] pairs; they read with no capacity."""
@@ -221,24 +226,17 @@ _MOVE_SLOT = Fast(
     .where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("old"), ~exists(_STALE_ROW))
     .values(item_id=_p("new"), expires_at=_p("until"))
 )
-_IN_USE_BY_OTHERS = Fast(
-    select(func.count()).where(
-        slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"), slots.c.item_id != _p("id")
-    )
+# A key's slots in use but those of one item (0: none is left out)
+_USED_BUT = select(func.count()).where(
+    slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"), slots.c.item_id != _p("id")
 )
-# A key's stored capacity (NULL: none stored, the declared limit holds) with its slots in use
-# but those of one item (0: none is left out): the claim reads both under the key's lock.
+_IN_USE_BY_OTHERS = Fast(_USED_BUT)
+# ... with the key's stored capacity (NULL: none stored, the declared limit holds): the claim
+# reads both under the key's lock.
 _SIZE_AND_USE = Fast(
     select(
         capacity.stored_size(_p("cap")).label("stored"),
-        select(func.count())
-        .where(
-            slots.c.key_hash == _p("key"),
-            slots.c.expires_at > _p("now"),
-            slots.c.item_id != _p("id"),
-        )
-        .scalar_subquery()
-        .label("used"),
+        _USED_BUT.scalar_subquery().label("used"),
     )
 )
 _OTHER_PARKED = Fast(
@@ -567,7 +565,7 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
     key is taken in the same transaction, or none."""
     room, tightest, empty = budget, None, False
     for limit in sorted(limits):
-        if limit.limit <= 0 and not limit.capacity:  # 0 means no limit
+        if limit.unlimited:
             continue
         if not dialect.try_lock(conn, dialect.SLOT_KEY, limit.key):
             return _Room(0, None)  # another process is counting this key: look again soon
@@ -820,7 +818,7 @@ def _room_kept(conn: Connection, item: Claimed, now: int) -> bool:
     """Whether every key still has room for the slot `item` holds: not if a capacity was
     lowered to what the other holders take (new holders wait; nobody's slot is revoked)."""
     for limit in item.limits:
-        if limit.limit <= 0 and not limit.capacity:  # 0: no limit
+        if limit.unlimited:
             continue
         size, used = _size_and_use(conn, limit, now, other_than=item.id)
         if size > 0 and used >= size:
