@@ -7,6 +7,7 @@ serializing the parsed event would give, without this process building or walkin
 """
 
 import functools
+import itertools
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -122,12 +123,19 @@ def _canonical(event: Event) -> Event:
     return Canonical(canonical.dumps(event)) if type(event) is dict else event
 
 
+# A marker is this process's secret (128 random bits, never sent: every marker gives way to
+# its event before the body leaves) and a count: no app data can hold one, and a body needs
+# no random bytes of its own (a system call per call).
+_MARKER_SECRET = secrets.token_hex(16)
+_MARKER_COUNT = itertools.count()
+
+
 class _Splices:
     """Canonical events stand in the body as unique marker strings until it is serialized;
     each marker, quoted, then gives way to the event's bytes."""
 
     def __init__(self) -> None:
-        self.token = secrets.token_hex(16)  # 128 random bits: no app data holds it
+        self.token = f"{_MARKER_SECRET}:{next(_MARKER_COUNT)}"
         self.parts: dict[bytes, bytes] = {}
 
     def place(self, event: dict[str, Any] | Canonical | Unparsed) -> Any:

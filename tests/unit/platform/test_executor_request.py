@@ -1,7 +1,10 @@
 """The invocation body: JCS-canonical, memos as stored, use_api above 4 MiB of state."""
 
+import itertools
 import json
 
+import pytest
+from weir.platform.executor import request
 from weir.platform.executor.request import MAX_INLINE_BYTES, CallState, build_body, step_url
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
@@ -48,6 +51,31 @@ def test_large_state_switches_to_use_api() -> None:
     assert body["ctx"]["use_api"] is True
     assert body["steps"] == {}
     assert body["events"] == []
+
+
+def test_a_memo_holding_the_body_s_own_marker_is_refused_not_spliced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(request, "_MARKER_COUNT", itertools.count(7))
+    marker = f"{request._MARKER_SECRET}:7:0"  # the first event's marker in the next body
+    memo = json.dumps({"data": marker})
+    with pytest.raises(RuntimeError, match="marker occurs twice"):
+        build_body(
+            state({"a": 1}, [("h1", memo)]), fn_id="f", step_id="s", attempt=0, max_attempts=1
+        )
+
+
+def test_an_earlier_body_s_marker_is_only_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(request, "_MARKER_COUNT", itertools.count(7))
+    build_body(state({"a": 1}, []), fn_id="f", step_id="s", attempt=0, max_attempts=1)
+    old = f"{request._MARKER_SECRET}:7:0"
+    memo = json.dumps({"data": old})
+    raw = build_body(
+        state({"a": 1}, [("h1", memo)]), fn_id="f", step_id="s", attempt=0, max_attempts=1
+    )
+    body = json.loads(raw)
+    assert body["steps"] == {"h1": {"data": old}}
+    assert body["event"] == body["events"][0] == {"name": "e", "data": {"a": 1}}
 
 
 def test_step_url_replaces_only_the_step_id() -> None:
