@@ -13,7 +13,10 @@ from ulid import ULID
 
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32
 _RANDOM_BITS = 80
-_SHIFTS = range(125, -1, -5)  # 26 characters of 5 bits: 128 bits, two leading zero bits
+# Two characters (10 bits) a lookup: 13 pairs make the 26 characters of 130 bits (two leading
+# zero bits, then the 128 of the id), in half the time of 26 single lookups.
+_PAIRS = [first + second for first in _ALPHABET for second in _ALPHABET]
+_SHIFTS = range(120, -1, -10)
 _lock = threading.Lock()
 _last = (-1, 0)  # (milliseconds, random part) of the latest id made
 
@@ -29,8 +32,12 @@ def new_id(now_ms: int) -> str:
         else:
             random = int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
         _last = (now_ms, random)
-    value = now_ms << _RANDOM_BITS | random
-    return "".join([_ALPHABET[value >> shift & 31] for shift in _SHIFTS])
+    return ulid_text(now_ms << _RANDOM_BITS | random)
+
+
+def ulid_text(value: int) -> str:
+    """The 26 characters of a 128-bit value."""
+    return "".join([_PAIRS[value >> shift & 1023] for shift in _SHIFTS])
 
 
 def id_time_ms(ulid_text: str) -> int:

@@ -2,8 +2,10 @@
 
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
 from ulid import ULID
-from weir.platform.ids import id_time_ms, new_id
+from weir.platform.ids import id_time_ms, new_id, ulid_text
 
 ULID_TEXT = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")  # Crockford's base 32, 128 bits
 
@@ -35,3 +37,8 @@ def test_ids_of_different_milliseconds_sort_by_time() -> None:
     made = [new_id(ms) for ms in (1_000, 2_000, 2_001, 90_000_000)]
     assert made == sorted(made)
     assert len(set(made)) == len(made)
+
+
+@given(st.integers(min_value=0, max_value=2**128 - 1))
+def test_the_text_of_any_128_bit_value_is_the_ulid_package_s(value: int) -> None:
+    assert ulid_text(value) == str(ULID.from_int(value))
