@@ -8,6 +8,7 @@ serializing the parsed event would give, without this process building or walkin
 
 import functools
 import itertools
+import re
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -83,24 +84,33 @@ def step_url(url: str, step_id: str) -> str:
 def build_body(
     state: CallState, *, fn_id: str, step_id: str, attempt: int, max_attempts: int
 ) -> bytes:
-    # Each event made canonical once: the first stands in the body twice (event, events[0]),
-    # and a body too large to send whole is built again, by the API.
-    state = replace(state, events=[_canonical(event) for event in state.events])
-    body = _body(state, fn_id, step_id, attempt, max_attempts, use_api=False)
+    # The first event stands in the body twice (event, events[0]): made canonical once here
+    # (for both bodies, when the first is too large to send whole), then spliced in twice.
+    # The others are serialized with the body: splicing each costs more than it saves.
+    events = [_canonical(state.events[0]), *state.events[1:]] if state.events else []
+    body = _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=False)
     if len(body) <= MAX_INLINE_BYTES:
         return body
-    return _body(state, fn_id, step_id, attempt, max_attempts, use_api=True)
+    return _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=True)
 
 
 def _body(
-    state: CallState, fn_id: str, step_id: str, attempt: int, max_attempts: int, *, use_api: bool
+    state: CallState,
+    events: list[Event],
+    fn_id: str,
+    step_id: str,
+    attempt: int,
+    max_attempts: int,
+    *,
+    use_api: bool,
 ) -> bytes:
+    """The body with `events` (the state's, the first made canonical) standing in it."""
     stack = [m.step_id for m in state.memos]
     spliced = _Splices()
-    first = spliced.place(state.events[0]) if state.events else {"name": "", "data": {}}
+    first = spliced.place(events[0]) if events else {"name": "", "data": {}}
     body: dict[str, Any] = {
         "event": first,
-        "events": [] if use_api else [spliced.place(event) for event in state.events],
+        "events": [] if use_api else [spliced.place(event) for event in events],
         "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
         "ctx": {
             "run_id": state.run.id,
@@ -124,36 +134,43 @@ def _canonical(event: Event) -> Event:
 
 
 # A marker is this process's secret (128 random bits, never sent: every marker gives way to
-# its event before the body leaves) and a count: no app data can hold one, and a body needs
-# no random bytes of its own (a system call per call).
+# its event before the body leaves), the body's count and the event's index: no app data can
+# hold one, and a body needs no random bytes of its own (a system call per call).
 _MARKER_SECRET = secrets.token_hex(16)
 _MARKER_COUNT = itertools.count()
+_QUOTED_MARKER = re.compile(rb'"%s:(\d+):(\d+)"' % _MARKER_SECRET.encode())
 
 
 class _Splices:
     """Canonical events stand in the body as unique marker strings until it is serialized;
-    each marker, quoted, then gives way to the event's bytes."""
+    each marker, quoted, then gives way to the event's bytes, in one pass over the body."""
 
     def __init__(self) -> None:
-        self.token = f"{_MARKER_SECRET}:{next(_MARKER_COUNT)}"
-        self.parts: dict[bytes, bytes] = {}
+        self.count = next(_MARKER_COUNT)
+        self.parts: list[bytes] = []
 
-    def place(self, event: dict[str, Any] | Canonical | Unparsed) -> Any:
+    def place(self, event: Event) -> Any:
         if isinstance(event, Unparsed):
             raise TypeError("a large event must be made canonical before it is sent")
         if not isinstance(event, Canonical):
             return event
-        marker = f"{self.token}:{len(self.parts)}"
-        self.parts[b'"%s"' % marker.encode()] = event.json
-        return marker
+        self.parts.append(event.json)
+        return f"{_MARKER_SECRET}:{self.count}:{len(self.parts) - 1}"
 
     def into(self, body: bytes) -> bytes:
-        for quoted, json in self.parts.items():
-            found = body.count(quoted)
-            if found > 1:
+        pieces: list[bytes] = []
+        spliced: set[int] = set()
+        at = 0
+        for found in _QUOTED_MARKER.finditer(body):
+            if int(found[1]) != self.count:
+                continue  # another body's marker: data (it never left that body)
+            index = int(found[2])
+            if index in spliced or index >= len(self.parts):
                 raise RuntimeError("a canonical event's marker occurs twice in the request")
-            body = body.replace(quoted, json)  # not at all: the event was left out (use_api)
-        return body
+            spliced.add(index)  # an event left out (use_api) is not found at all
+            pieces += (body[at : found.start()], self.parts[index])
+            at = found.end()
+        return b"".join([*pieces, body[at:]]) if pieces else body
 
 
 def job_id(item_id: int, fences: dict[str, int]) -> str:

@@ -4,8 +4,14 @@ import itertools
 import json
 
 import pytest
-from weir.platform.executor import request
-from weir.platform.executor.request import MAX_INLINE_BYTES, CallState, build_body, step_url
+from weir.platform.executor import canonical, request
+from weir.platform.executor.request import (
+    MAX_INLINE_BYTES,
+    CallState,
+    Canonical,
+    build_body,
+    step_url,
+)
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
 from weir.platform.vocabulary import RunStatus
@@ -76,6 +82,20 @@ def test_an_earlier_body_s_marker_is_only_data(monkeypatch: pytest.MonkeyPatch) 
     body = json.loads(raw)
     assert body["steps"] == {"h1": {"data": old}}
     assert body["event"] == body["events"][0] == {"name": "e", "data": {"a": 1}}
+
+
+def test_events_spliced_or_serialized_give_the_body_of_plain_events() -> None:
+    plain = [{"name": f"e{i}", "data": {"i": i, "s": "é\n"}} for i in range(5)]
+    mixed = [plain[0], Canonical(canonical.dumps(plain[1])), *plain[2:4]]
+    mixed.append(Canonical(canonical.dumps(plain[4])))
+    run = state({}, []).run
+    built = [
+        build_body(CallState(run, events, []), fn_id="f", step_id="s", attempt=0, max_attempts=1)
+        for events in (plain, mixed)
+    ]
+    expected = json.loads(built[0])
+    assert expected["event"] == plain[0] and expected["events"] == plain
+    assert built[1] == built[0] == canonical.dumps(expected)
 
 
 def test_step_url_replaces_only_the_step_id() -> None:
