@@ -39,7 +39,7 @@ from weir.platform.scheduler import Scheduler
 from weir.platform.settings import Settings
 from weir.platform.store import catalog
 from weir.platform.store import queue as q
-from weir.platform.store.database import Database, is_sqlite, make_engine
+from weir.platform.store.database import Database, is_sqlite, make_engine, on_rollback
 from weir.platform.store.dialect import CATALOG, WAKE
 from weir.platform.store.listen import Listener
 from weir.platform.store.migrate import upgrade
@@ -221,13 +221,23 @@ class Platform:
         self._install(ticket, await self.db.read(_registry))
         await self.write(lambda tx: cron.ensure_ticks(tx))
 
-    def _install(self, ticket: int, registry: Registry) -> None:
+    def _install(self, ticket: int, registry: Registry) -> Callable[[], None] | None:
         """Make `registry`, read under `ticket`, the one in force, unless a registry read
         later is in force already (a reload begun before a sync committed, ending after it,
-        would otherwise put back the functions as they were)."""
+        would otherwise put back the functions as they were). Returns what puts back the
+        registry it replaced (None if it replaced none)."""
         with self._installing:
-            if ticket > self._installed:
-                self.registry, self._installed = registry, ticket
+            if ticket <= self._installed:
+                return None
+            before = self.registry, self._installed
+            self.registry, self._installed = registry, ticket
+        return lambda: self._put_back(ticket, *before)
+
+    def _put_back(self, ticket: int, registry: Registry, installed: int) -> None:
+        """Undo the install under `ticket`, unless a later one replaced it already."""
+        with self._installing:
+            if self._installed == ticket:
+                self.registry, self._installed = registry, installed
 
     # -- several processes on one PostgreSQL ---------------------------------------------------
     def _listener(self) -> Listener:
@@ -404,25 +414,23 @@ class Platform:
         swap in the registry they make inside the same transaction: every transaction after
         it (an event accepted in the same group commit included) admits by the new functions.
         Reloaded only after the commit, an event accepted in between was admitted by the old
-        ones (an app's functions stored, its first events matching none of them). It is still
-        reloaded after the commit too: a reload begun between the install and the commit read
-        the functions as they were, and that one read later than the install."""
+        ones (an app's functions stored, its first events matching none of them). If the change
+        does not commit, the registry it replaced is put back by the writer before its next
+        job. It is still reloaded after the commit too: a reload begun between the install and
+        the commit read the functions as they were, and that one read later than the install."""
         swapped = False
 
         def job(tx: Tx) -> T:
             nonlocal swapped
             done = change(tx)
             if changed(done):
-                self._install(next(self._reads_of_registry), _registry(tx.conn))
+                put_back = self._install(next(self._reads_of_registry), _registry(tx.conn))
+                if put_back is not None:  # on the writer, before its next job, if not committed
+                    on_rollback(tx.conn, put_back)
                 swapped = True
             return done
 
-        try:
-            result = await self.write(job)
-        except BaseException:
-            if swapped:  # the commit failed after the swap: back to what is stored
-                await self.reload()
-            raise
+        result = await self.write(job)
         if swapped:  # read again once committed: a reload begun between the install and the
             await self.reload()  # commit read the functions as they were, and may have won
         return result

@@ -50,6 +50,26 @@ def commit_soon(conn: Connection) -> None:
     conn.info[COMMIT_SOON] = True
 
 
+UNDO = "weir_undo"  # conn.info: what to undo outside the store if the job's writes do not commit
+
+
+def on_rollback(conn: Connection, undo: Callable[[], None]) -> None:
+    """Call `undo` (on the writer thread, before any other job runs) if what the current job
+    wrote does not commit: the job failed, or its group's commit did. For state kept outside
+    the store that a job changes with its writes (the registry a sync installs)."""
+    conn.info.setdefault(UNDO, []).append(undo)
+
+
+def _undo(conn: Connection, keep: int = 0) -> None:
+    """Run the undos registered after the first `keep`, the latest first, and forget them."""
+    undos: list[Callable[[], None]] = conn.info.get(UNDO, [])
+    while len(undos) > keep:
+        try:
+            undos.pop()()
+        except Exception:
+            log.exception("undoing a job's effect outside the store failed")
+
+
 RETRIES = 5  # runs of a job that keeps losing races to other processes
 JOB_SAVEPOINT = "weir_job"  # each job of a group runs under it, so a failing job rolls back alone
 # SQLSTATEs of a lost race: serialization failure, deadlock detected, unique violation.
@@ -205,7 +225,10 @@ class Database:
                             break
         except BaseException as exc:  # the commit itself failed: nothing of the group holds
             log.exception("group commit failed")
+            _undo(conn)
             results = [(pending.reply, None, exc) for pending in ran]  # every caller still waiting
+        else:
+            conn.info.pop(UNDO, None)  # committed: nothing to undo
         deliver(results)
         if len(ran) < len(group):  # a job asked for its commit: the rest follow in their own
             self._run_group(conn, group[len(ran) :])
@@ -224,6 +247,7 @@ class Database:
                     conn.info.pop(COMMIT_SOON, None)  # its commit is next anyway
             except BaseException as exc:  # rolled back; a BaseException, too, ends only this job
                 conn.info.pop(COMMIT_SOON, None)
+                _undo(conn)
                 if isinstance(exc, DBAPIError) and attempt < RETRIES and lost_race(exc):
                     log.info("job lost a race (%s), running it again", sqlstate(exc))
                     continue
@@ -231,6 +255,7 @@ class Database:
                     log.exception("group commit failed")
                 deliver([(pending.reply, None, exc)])
                 return
+            conn.info.pop(UNDO, None)  # committed: nothing to undo
             deliver([(pending.reply, value, None)])
             return
 
@@ -239,6 +264,7 @@ class Database:
         # The job's savepoint is set on the driver's cursor: through SQLAlchemy (begin_nested)
         # setting and releasing it cost more Python than most jobs' own statements.
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        kept = len(conn.info.get(UNDO, ()))  # the undos of the group's jobs before this one
         for attempt in range(1, RETRIES + 1):
             cursor.execute(f"SAVEPOINT {JOB_SAVEPOINT}")
             try:
@@ -246,6 +272,7 @@ class Database:
             except BaseException as exc:  # this job alone rolls back
                 cursor.execute(f"ROLLBACK TO SAVEPOINT {JOB_SAVEPOINT}")
                 cursor.execute(f"RELEASE SAVEPOINT {JOB_SAVEPOINT}")
+                _undo(conn, kept)
                 if not isinstance(exc, Exception):
                     raise
                 if isinstance(exc, DBAPIError) and attempt < RETRIES and lost_race(exc):

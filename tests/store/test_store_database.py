@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import DBAPIError
-from weir.platform.store.database import PG_WRITERS, Database, commit_soon, make_engine
+from weir.platform.store.database import (
+    PG_WRITERS,
+    Database,
+    commit_soon,
+    make_engine,
+    on_rollback,
+)
 from weir.platform.store.schema import gate_state
 
 from tests.support.backends import ONLY_SQLITE
@@ -149,6 +155,67 @@ def test_a_base_exception_aborts_its_whole_group_and_the_writer_goes_on(store: S
     assert keys_in(store) == []
     assert store.write(put("after")) == "after"
     assert keys_in(store) == ["after"]
+
+
+def undoing(
+    name: str, undone: list[str], job: Callable[[Connection], Any]
+) -> Callable[[Connection], Any]:
+    """`job`, registering an undo that records `name` (as a sync does for its registry)."""
+
+    def run(conn: Connection) -> Any:
+        on_rollback(conn, lambda: undone.append(name))
+        return job(conn)
+
+    return run
+
+
+@GROUPED
+def test_only_a_failing_job_s_undos_run_and_its_group_s_commit_forgets_the_rest(
+    store: Store,
+) -> None:
+    blocker, undone = Blocker(), []
+
+    def fail(conn: Connection) -> None:
+        raise JobFailed("b failed after registering its undo")
+
+    jobs = {name: undoing(name, undone, put(name)) for name in "ac"}
+    futures = run_grouped(store, blocker, {**jobs, "b": undoing("b", undone, fail)})
+    assert len({id(blocker.transactions[name]) for name in "abc"}) == 1
+    assert isinstance(futures["b"].exception(), JobFailed)
+    assert undone == ["b"]
+    with pytest.raises(JobFailed):
+        store.write(undoing("later", undone, fail_with(JobFailed("later"))))
+    assert undone == ["b", "later"]  # a committed job's undo never runs, not even later
+
+
+@GROUPED
+def test_a_group_that_does_not_commit_runs_every_undo_before_the_next_job(store: Store) -> None:
+    blocker, undone = Blocker(), []
+
+    def fatal(conn: Connection) -> None:
+        raise Fatal("the group does not commit")
+
+    jobs = {"a": undoing("a", undone, put("a")), "fatal": fatal, "c": put("c")}
+    futures = run_grouped(store, blocker, jobs)
+    assert isinstance(futures["a"].exception(), Fatal)
+    assert store.write(lambda c: list(undone)) == ["a"]  # done before the writer went on
+    assert keys_in(store) == []
+
+
+def test_a_job_alone_that_fails_runs_its_undos(store: Store) -> None:
+    undone: list[str] = []
+    with pytest.raises(JobFailed):
+        store.write(undoing("alone", undone, fail_with(JobFailed("no"))))
+    assert undone == ["alone"]
+    assert store.write(undoing("kept", undone, put("k"))) == "k"
+    assert undone == ["alone"]
+
+
+def fail_with(exc: Exception) -> Callable[[Connection], None]:
+    def job(conn: Connection) -> None:
+        raise exc
+
+    return job
 
 
 def test_write_returns_the_job_s_value_and_raises_its_error(store: Store) -> None:

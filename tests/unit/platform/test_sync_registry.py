@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from weir.platform.runtime import finish_hooks
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
 from weir.platform.store import run_records
@@ -99,6 +100,37 @@ async def test_a_reload_between_a_syncs_install_and_its_commit_does_not_win(
     assert list(weir.registry.by_slug) == ["go"]
     [event_id] = await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
     assert runs_of(weir, event_id) == 1
+
+
+class Failed(Exception):
+    pass
+
+
+async def test_a_sync_that_does_not_commit_puts_back_the_functions_before_the_next_job(
+    weir: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sync installs its functions, then its job fails (what its runs' ends set off,
+    # applied in the same transaction): the next job of its group must see the functions as
+    # stored, not the uncommitted ones (before, they stayed until a reload on the event loop).
+    first = threading.Event()
+    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
+    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
+
+    def fail_once(tx: object) -> None:
+        monkeypatch.undo()
+        raise Failed("the sync's transaction does not commit")
+
+    monkeypatch.setattr(finish_hooks, "settle", fail_once)
+    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
+    await asyncio.sleep(0)
+    probe = asyncio.create_task(weir.db.write(lambda c: sorted(weir.registry.by_slug)))
+    await asyncio.sleep(0)
+    first.set()
+    with pytest.raises(Failed):
+        await sync
+    assert await probe == []
+    await before
+    assert list(weir.registry.by_slug) == []
 
 
 async def until(holds: Callable[[], bool]) -> None:
