@@ -28,18 +28,23 @@ def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_a
     )
 
 
-def try_cancel(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> None:
+def try_cancel(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> bool:
+    """Whether the wait's run has ended now (this event cancelled it, or it ended before):
+    its waits are gone."""
     run = run_records.get_run(tx.conn, wait.run_id)
-    if run is None or not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
-        return
+    if run is None or run.ended:
+        return True
+    if not cancel_on.may_cancel(_window(wait, run), _candidate(event_id)):
+        return False
     activation = {"event": first_event(tx, run.id), "async": payload}
     if not expression_holds(wait.expression, activation):
-        return
+        return False
     if cancel_run(tx, run.id, f"cancelled by event {payload['name']!r} ({event_id})"):
         effect, words = EventOutcome.CANCELLED_RUN, "cancelled the run (cancel-on)"
         event_records.record_outcome(
             tx.conn, event_id, run.function_id, effect, run.id, words, tx.now
         )
+    return True
 
 
 def _window(wait: Wait, run: Run) -> cancel_on.CancelWindow:

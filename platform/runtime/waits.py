@@ -54,25 +54,35 @@ def match_event(tx: Tx, event_id: str, payload: dict[str, Any], found: list[Wait
     """Resume or cancel what the event satisfies, of `found`: the waits on its name opened
     before it arrived (`wait_records.waits_for_event`). Read once for all the events of one
     name accepted together: those arrived at one time, and a wait taken by one of them is
-    deleted, which the next finds (`delete_wait`, `cancel_run`)."""
-    for wait in found:
-        if wait.kind == WaitKind.WAIT:
-            _try_resume(tx, wait, event_id, payload)
-        elif wait.kind == WaitKind.CANCEL:
-            try_cancel(tx, wait, event_id, payload)
+    deleted, which the next finds (`delete_wait`, `cancel_run`). A wait found gone leaves
+    `found` too, so the next event of the batch does not evaluate it again: the wait taken, and
+    every wait of a run cancelled (ended, its waits deleted with it)."""
+    cancelled: set[str] = set()
+    for wait in list(found):
+        if wait.run_id in cancelled:
+            continue
+        if wait.kind == WaitKind.WAIT and _try_resume(tx, wait, event_id, payload):
+            found.remove(wait)
+        elif wait.kind == WaitKind.CANCEL and try_cancel(tx, wait, event_id, payload):
+            cancelled.add(wait.run_id)
+    if cancelled:
+        found[:] = [wait for wait in found if wait.run_id not in cancelled]
 
 
-def _try_resume(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> None:
+def _try_resume(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> bool:
+    """Whether the wait is gone now: this event took it, or another had already."""
     trigger = first_event(tx, wait.run_id)
     if not expression_holds(wait.expression, {"event": trigger, "async": payload}):
-        return
-    if wait_records.delete_wait(tx.conn, wait.id):
-        q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step))
-        step_records.close_history(
-            tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
-        )
-        if resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT):
-            note_effect(tx, event_id, wait.run_id, EventOutcome.RESUMED, "resumed a wait for it")
+        return False
+    if not wait_records.delete_wait(tx.conn, wait.id):
+        return True
+    q.remove_by_dedupe(tx.conn, timer_dedupe(wait.run_id, wait.step))
+    step_records.close_history(
+        tx.conn, wait.run_id, HistoryKind.WAIT, wait.step, StepStatus.COMPLETED, tx.now
+    )
+    if resolve_step(tx, wait.run_id, wait.step, payload, op=Opcode.WAIT_FOR_EVENT):
+        note_effect(tx, event_id, wait.run_id, EventOutcome.RESUMED, "resumed a wait for it")
+    return True
 
 
 def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:

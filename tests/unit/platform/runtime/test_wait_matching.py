@@ -3,6 +3,7 @@ waits of a name are read once for the events of that name accepted together."""
 
 from __future__ import annotations
 
+import pytest
 from weir.platform.ingest import IncomingEvent
 from weir.platform.runtime import events, waits
 from weir.platform.store import run_records, wait_records
@@ -59,3 +60,22 @@ def test_a_wait_opened_in_the_same_millisecond_is_not_matched(database_url: str)
     assert h.outcomes("resumed") == [] and open_waits(h) == 1
     accept(h, NOON + 11, {"n": 2})
     assert len(h.outcomes("resumed")) == 1 and open_waits(h) == 0
+
+
+def test_a_wait_taken_by_an_event_is_not_evaluated_for_the_rest_of_its_batch(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = Harness(database_url)
+    waiting_run(h, "async.data.n >= 1")
+    evaluated: list[object] = []
+    holds = waits.expression_holds
+
+    def counted(expression: object, activation: dict[str, object]) -> bool:
+        evaluated.append(activation["async"])
+        return holds(expression, activation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(waits, "expression_holds", counted)
+    first, _, _ = accept(h, NOON + 100, {"n": 1}, {"n": 2}, {"n": 3})
+    assert [e["data"] for e in evaluated] == [{"n": 1}]  # type: ignore[index]
+    (resumed,) = h.outcomes("resumed")
+    assert resumed.event_id == first
