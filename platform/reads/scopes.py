@@ -26,9 +26,8 @@ def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
     )
     if slot is None:
         return None
-    cap_id = str(slot.get("capacity", ""))
-    size = capacity.sizes(conn, [cap_id]).get(cap_id, int(slot.get("limit", 0)))
-    used = q.in_use(conn, key, now)
+    limit = q.Limit(key, int(slot.get("limit", 0)), str(slot.get("capacity", "")))
+    size, used = q.size_and_use(conn, limit, now)
     scope = str(slot.get("scope", "concurrency"))
     shown = f", key {slot['key']!r}" if slot.get("key") else ""
     words = f"{GATE}: waiting for a slot of {scope}{shown}: {used} of {size} in use"

@@ -71,8 +71,8 @@ def stored_size(cap_id: Any) -> ScalarSelect[Any]:
     """The stored size of concurrency capacity `cap_id` (a bind parameter) as a value of a
     larger statement: NULL while none is stored."""
     return (
-        select(capacities.c.capacity)
-        .where(capacities.c.kind == CapacityKind.CONCURRENCY, capacities.c.id == cap_id)
+        _SIZES.with_only_columns(capacities.c.capacity)
+        .where(capacities.c.id == cap_id)
         .scalar_subquery()
     )
 

@@ -167,9 +167,6 @@ _TOUCH_LANE = {
     "sqlite": _lane_upsert(sqlite.insert(lanes), func.min),
     "postgresql": _lane_upsert(postgresql.insert(lanes), func.least),
 }
-_IN_USE = Fast(
-    select(func.count()).where(slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now"))
-)
 _EARLIEST_SLOT_END = Fast(
     select(func.min(slots.c.expires_at)).where(
         slots.c.key_hash == _p("key"), slots.c.expires_at > _p("now")
@@ -569,7 +566,7 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
             continue
         if not dialect.try_lock(conn, dialect.SLOT_KEY, limit.key):
             return _Room(0, None)  # another process is counting this key: look again soon
-        size, used = _size_and_use(conn, limit, now)
+        size, used = size_and_use(conn, limit, now)
         if size <= 0:
             continue
         free = size - used
@@ -582,10 +579,11 @@ def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budg
 
 
 def in_use(conn: Connection, key: str, now: int) -> int:
-    return int(_IN_USE.scalar(conn, {"b_key": key, "b_now": now}))
+    """The key's slots taken now."""
+    return size_and_use(conn, Limit(key, 0), now)[1]
 
 
-def _size_and_use(
+def size_and_use(
     conn: Connection, limit: Limit, now: int, other_than: int | None = None
 ) -> tuple[int, int]:
     """The key's size (its stored capacity, if any, holds over the declared limit) and its
@@ -593,9 +591,8 @@ def _size_and_use(
     params: dict[str, Any] = {"b_key": limit.key, "b_now": now, "b_id": other_than or 0}
     if not limit.capacity:
         return limit.limit, int(_IN_USE_BY_OTHERS.scalar(conn, params))
-    row = _SIZE_AND_USE.first(conn, {**params, "b_cap": limit.capacity})
-    stored, used = (None, 0) if row is None else (row.stored, row.used)
-    return (limit.limit if stored is None else int(stored)), int(used)
+    row = _SIZE_AND_USE.first(conn, {**params, "b_cap": limit.capacity})  # always one row
+    return (limit.limit if row.stored is None else int(row.stored)), int(row.used)
 
 
 _PARKED_ON = select(lanes.c.blocked_on).where(lanes.c.lane == _p("lane"))
@@ -820,7 +817,7 @@ def _room_kept(conn: Connection, item: Claimed, now: int) -> bool:
     for limit in item.limits:
         if limit.unlimited:
             continue
-        size, used = _size_and_use(conn, limit, now, other_than=item.id)
+        size, used = size_and_use(conn, limit, now, other_than=item.id)
         if size > 0 and used >= size:
             return False
     return True

@@ -9,7 +9,9 @@ from weir.platform.store.schema import waits
 from weir.platform.vocabulary import WaitKind
 
 # Invoke waits share the name of the event that ends them (function.finished) but are found
-# by correlation id: matching passes them over, through the index (migration 0015).
+# by correlation id: matching passes them over, through the index (migration 0015). The kinds
+# are written into the statement (constants of an enum, never input): `Fast` takes no
+# expanding IN parameter.
 _MATCHED_KINDS = (WaitKind.WAIT, WaitKind.CANCEL)
 _WAITS_FOR_EVENT = Fast(
     select(waits)
