@@ -416,8 +416,7 @@ class Platform:
         Reloaded only after the commit, an event accepted in between was admitted by the old
         ones (an app's functions stored, its first events matching none of them). If the change
         does not commit, the registry it replaced is put back by the writer before its next
-        job. It is still reloaded after the commit too: a reload begun between the install and
-        the commit read the functions as they were, and that one read later than the install."""
+        job. Either way it is reloaded after, in the writer's order (`_reload_in_order`)."""
         swapped = False
 
         def job(tx: Tx) -> T:
@@ -430,10 +429,28 @@ class Platform:
                 swapped = True
             return done
 
-        result = await self.write(job)
-        if swapped:  # read again once committed: a reload begun between the install and the
-            await self.reload()  # commit read the functions as they were, and may have won
+        try:
+            result = await self.write(job)
+        except BaseException:  # failed, or its caller cancelled while the job may still run
+            await self._reload_in_order()
+            raise
+        if swapped:
+            await self._reload_in_order()
         return result
+
+    async def _reload_in_order(self) -> None:
+        """Reload, reading through the writer: after every job queued before (a change's own
+        among them), committed. A reload begun between a change's install and its commit
+        read the functions as they were, and may have won; a read pool's reload could too."""
+        try:
+            ticket, registry = await self.db.write(
+                lambda conn: (next(self._reads_of_registry), _registry(conn))
+            )
+        except Exception:  # its group did not commit: what it read may not hold
+            await self.reload()
+            return
+        self._install(ticket, registry)
+        await self.write(lambda tx: cron.ensure_ticks(tx))
 
     async def _sync_at_start(self, url: str) -> None:
         """Apps named at start may still be booting, or be started later: keep asking, less

@@ -102,6 +102,31 @@ async def test_a_reload_between_a_syncs_install_and_its_commit_does_not_win(
     assert runs_of(weir, event_id) == 1
 
 
+async def test_a_sync_whose_caller_is_cancelled_still_leaves_its_functions_in_force(
+    weir: Platform,
+) -> None:
+    # The caller goes away while the sync's job waits for its group's commit, and a reload
+    # meanwhile reads the functions as committed (without the sync's): once the group commits,
+    # the sync's functions are the ones in force.
+    first, holding = threading.Event(), threading.Event()
+    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
+    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
+    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
+    await asyncio.sleep(0)
+    held = asyncio.create_task(weir.db.write(lambda c: holding.wait(10)))
+    await asyncio.sleep(0)
+    first.set()
+    await until(lambda: "go" in weir.registry.by_slug)  # installed, not committed
+    sync.cancel()
+    check = asyncio.create_task(weir.reload_if_changed())
+    await until(lambda: "go" not in weir.registry.by_slug)  # the reload put back the old ones
+    holding.set()
+    await asyncio.gather(before, held, check)
+    with pytest.raises(asyncio.CancelledError):
+        await sync
+    assert list(weir.registry.by_slug) == ["go"]
+
+
 class Failed(Exception):
     pass
 
