@@ -57,16 +57,17 @@ def match_event(tx: Tx, event_id: str, payload: dict[str, Any], found: list[Wait
     deleted, which the next finds (`delete_wait`, `cancel_run`). A wait found gone leaves
     `found` too, so the next event of the batch does not evaluate it again: the wait taken, and
     every wait of a run cancelled (ended, its waits deleted with it)."""
-    cancelled: set[str] = set()
-    for wait in list(found):
-        if wait.run_id in cancelled:
+    taken: set[int] = set()  # waits gone
+    ended: set[str] = set()  # runs ended, their waits gone with them
+    for wait in found:
+        if wait.run_id in ended:
             continue
         if wait.kind == WaitKind.WAIT and _try_resume(tx, wait, event_id, payload):
-            found.remove(wait)
+            taken.add(wait.id)
         elif wait.kind == WaitKind.CANCEL and try_cancel(tx, wait, event_id, payload):
-            cancelled.add(wait.run_id)
-    if cancelled:
-        found[:] = [wait for wait in found if wait.run_id not in cancelled]
+            ended.add(wait.run_id)
+    if taken or ended:
+        found[:] = [w for w in found if w.id not in taken and w.run_id not in ended]
 
 
 def _try_resume(tx: Tx, wait: Wait, event_id: str, payload: dict[str, Any]) -> bool:

@@ -4,11 +4,12 @@ waits of a name are read once for the events of that name accepted together."""
 from __future__ import annotations
 
 import pytest
+from weir.platform.functions import CancelOn
 from weir.platform.ingest import IncomingEvent
-from weir.platform.runtime import events, waits
+from weir.platform.runtime import cancellation, events, waits
 from weir.platform.store import run_records, wait_records
 
-from tests.support.flow_harness import NOON, Harness
+from tests.support.flow_harness import NOON, Harness, config
 
 OTHER = "app/other"
 
@@ -79,3 +80,23 @@ def test_a_wait_taken_by_an_event_is_not_evaluated_for_the_rest_of_its_batch(
     assert [e["data"] for e in evaluated] == [{"n": 1}]  # type: ignore[index]
     (resumed,) = h.outcomes("resumed")
     assert resumed.event_id == first
+
+
+def test_a_run_cancelled_by_an_event_has_its_waits_passed_over_for_the_rest_of_its_batch(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries = tuple(CancelOn(OTHER, f"async.data.n >= {i}", None) for i in (1, 0))
+    h = Harness(database_url, config(cancel_on=entries))
+    h.send(NOON, {"order": 1})
+    evaluated: list[object] = []
+    holds = cancellation.expression_holds
+
+    def counted(expression: object, activation: dict[str, object]) -> bool:
+        evaluated.append(activation["async"])
+        return holds(expression, activation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cancellation, "expression_holds", counted)
+    accept(h, NOON + 100, {"n": 1}, {"n": 2}, {"n": 3})
+    (run,) = h.runs()
+    assert run.status == "CANCELLED"
+    assert [e["data"] for e in evaluated] == [{"n": 1}]  # type: ignore[index]
