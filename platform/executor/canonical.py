@@ -25,12 +25,18 @@ PLAIN_FLOAT_MIN, PLAIN_FLOAT_MAX = 1e-5, 1e15
 
 def dumps(value: Any) -> bytes:
     """RFC 8785 bytes of `value`; raises `rfc8785.CanonicalizationError` as rfc8785 does."""
+    fast = dumps_fast(value)
+    return fast if fast is not None else bytes(rfc8785.dumps(value))
+
+
+def dumps_fast(value: Any) -> bytes | None:
+    """RFC 8785 bytes of `value` if orjson can write them, else None (`dumps` can)."""
     if _plain(value):
         try:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:
             pass  # e.g. a lone surrogate in a string: rfc8785 says what is wrong
-    return bytes(rfc8785.dumps(value))
+    return None
 
 
 def _plain(value: Any) -> bool:

@@ -86,12 +86,20 @@ def build_body(
 ) -> bytes:
     # The first event stands in the body twice (event, events[0]): made canonical once here
     # (for both bodies, when the first is too large to send whole), then spliced in twice.
-    # The others are serialized with the body: splicing each costs more than it saves.
+    # The others are serialized with the body (splicing each costs more than it saves), unless
+    # that body needs the slow canonical path: then each event is made canonical on its own,
+    # so that one event's whole-number float does not send every other through it too.
     events = [_canonical(state.events[0]), *state.events[1:]] if state.events else []
-    body = _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=False)
-    if len(body) <= MAX_INLINE_BYTES:
-        return body
-    return _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=True)
+    body, spliced = _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=False)
+    text = canonical.dumps_fast(body)
+    if text is None:
+        events = [_canonical(event) for event in events]
+        body, spliced = _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=False)
+        text = canonical.dumps(body)
+    if len(text := spliced.into(text)) <= MAX_INLINE_BYTES:
+        return text
+    body, spliced = _body(state, events, fn_id, step_id, attempt, max_attempts, use_api=True)
+    return spliced.into(canonical.dumps(body))
 
 
 def _body(
@@ -103,8 +111,9 @@ def _body(
     max_attempts: int,
     *,
     use_api: bool,
-) -> bytes:
-    """The body with `events` (the state's, the first made canonical) standing in it."""
+) -> tuple[dict[str, Any], "_Splices"]:
+    """The body with `events` (the state's, the first made canonical) standing in it as
+    markers, and what replaces them once it is serialized."""
     stack = [m.step_id for m in state.memos]
     spliced = _Splices()
     first = spliced.place(events[0]) if events else {"name": "", "data": {}}
@@ -126,7 +135,7 @@ def _body(
         "use_api": use_api,
         "version": REQUEST_VERSION,
     }
-    return spliced.into(canonical.dumps(body))
+    return body, spliced
 
 
 def _canonical(event: Event) -> Event:

@@ -4,6 +4,7 @@ import itertools
 import json
 
 import pytest
+import rfc8785
 from weir.platform.executor import canonical, request
 from weir.platform.executor.request import (
     MAX_INLINE_BYTES,
@@ -96,6 +97,21 @@ def test_events_spliced_or_serialized_give_the_body_of_plain_events() -> None:
     expected = json.loads(built[0])
     assert expected["event"] == plain[0] and expected["events"] == plain
     assert built[1] == built[0] == canonical.dumps(expected)
+
+
+def test_a_later_event_the_fast_path_cannot_write_still_gives_canonical_bytes() -> None:
+    # 10.0 is written "10" by RFC 8785 and "10.0" by orjson: that body takes the slow path,
+    # each event made canonical on its own; a memo needing it too keeps the body inline.
+    plain = [{"name": "e", "data": {"i": i}} for i in range(3)]
+    plain[2]["data"] = {"whole": 10.0, "ключ": 1}
+    memos = state({}, [("h1", '{"data":12.0}')]).memos
+    called = CallState(state({}, []).run, list(plain), memos)
+    raw = build_body(called, fn_id="f", step_id="s", attempt=0, max_attempts=1)
+    body = json.loads(raw)
+    assert body["use_api"] is False
+    assert body["events"] == plain and body["steps"] == {"h1": {"data": 12}}
+    assert raw == bytes(rfc8785.dumps(body))
+    assert b'"whole":10,' in raw and b'"data":12}' in raw
 
 
 def test_step_url_replaces_only_the_step_id() -> None:
