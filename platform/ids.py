@@ -40,5 +40,5 @@ def ulid_text(value: int) -> str:
     return "".join([_PAIRS[value >> shift & 1023] for shift in _SHIFTS])
 
 
-def id_time_ms(ulid_text: str) -> int:
-    return int(ULID.from_str(ulid_text).milliseconds)
+def id_time_ms(text: str) -> int:
+    return int(ULID.from_str(text).milliseconds)

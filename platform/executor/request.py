@@ -174,8 +174,8 @@ class _Splices:
             if int(found[1]) != self.count:
                 continue  # another body's marker: data (it never left that body)
             index = int(found[2])
-            if index in spliced or index >= len(self.parts):
-                raise RuntimeError("a canonical event's marker occurs twice in the request")
+            if index in spliced or index >= len(self.parts):  # in the data: refuse, not splice
+                raise RuntimeError("a canonical event's marker occurs in the request's data")
             spliced.add(index)  # an event left out (use_api) is not found at all
             pieces += (body[at : found.start()], self.parts[index])
             at = found.end()

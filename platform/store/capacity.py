@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, ScalarSelect, Update, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, ScalarSelect, Update, insert, select, update
 from weir.platform.store import capacity_wake
-from weir.platform.store.fast import Fast
 from weir.platform.store.schema import capacities, capacity_changes
 from weir.platform.vocabulary import CapacityAction, CapacityKind
 
@@ -63,9 +62,6 @@ _SIZES = select(capacities.c.id, capacities.c.capacity).where(
     capacities.c.kind == CapacityKind.CONCURRENCY
 )
 
-# One capacity, the usual case (a claim of a lane with one concurrency limit): built once.
-_SIZE = Fast(_SIZES.where(capacities.c.id == bindparam("b_id")))
-
 
 def stored_size(cap_id: Any) -> ScalarSelect[Any]:
     """The stored size of concurrency capacity `cap_id` (a bind parameter) as a value of a
@@ -75,17 +71,6 @@ def stored_size(cap_id: Any) -> ScalarSelect[Any]:
         .where(capacities.c.id == cap_id)
         .scalar_subquery()
     )
-
-
-def sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
-    """The stored concurrency capacities among `ids` (those not stored yet are left out)."""
-    if not ids:
-        return {}
-    if len(ids) == 1:
-        rows = _SIZE.all(conn, {"b_id": ids[0]})
-    else:
-        rows = list(conn.execute(_SIZES.where(capacities.c.id.in_(list(ids)))))
-    return {str(row.id): int(row.capacity) for row in rows}
 
 
 def declare(

@@ -211,6 +211,20 @@ def test_a_job_alone_that_fails_runs_its_undos(store: Store) -> None:
     assert undone == ["alone"]
 
 
+def test_a_job_s_undos_run_latest_first(store: Store) -> None:
+    # Two installs in one job (or one group) put back in reverse: the older state wins.
+    undone: list[str] = []
+
+    def twice_then_fail(conn: Connection) -> None:
+        on_rollback(conn, lambda: undone.append("first"))
+        on_rollback(conn, lambda: undone.append("second"))
+        raise JobFailed("after both")
+
+    with pytest.raises(JobFailed):
+        store.write(twice_then_fail)
+    assert undone == ["second", "first"]
+
+
 def fail_with(exc: Exception) -> Callable[[Connection], None]:
     def job(conn: Connection) -> None:
         raise exc

@@ -66,7 +66,7 @@ def test_a_memo_holding_the_body_s_own_marker_is_refused_not_spliced(
     monkeypatch.setattr(request, "_MARKER_COUNT", itertools.count(7))
     marker = f"{request._MARKER_SECRET}:7:0"  # the first event's marker in the next body
     memo = json.dumps({"data": marker})
-    with pytest.raises(RuntimeError, match="marker occurs twice"):
+    with pytest.raises(RuntimeError, match="marker occurs in the request's data"):
         build_body(
             state({"a": 1}, [("h1", memo)]), fn_id="f", step_id="s", attempt=0, max_attempts=1
         )
