@@ -5,7 +5,7 @@ was admitted by the old functions, and started nothing)."""
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -84,19 +84,11 @@ async def test_a_reload_between_a_syncs_install_and_its_commit_does_not_win(
     # The sync's transaction installs its functions, then waits for another job of its group
     # commit; a reload meanwhile (an item of a function this process does not know, or the
     # catalog poll) reads the functions as committed: without them.
-    first, holding = threading.Event(), threading.Event()
-    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
-    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
-    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
-    await asyncio.sleep(0)
-    held = asyncio.create_task(weir.db.write(lambda c: holding.wait(10)))
-    await asyncio.sleep(0)
-    first.set()
-    await until(lambda: "go" in weir.registry.by_slug)  # installed, not committed
+    sync, commit = await installed_not_committed(weir)
     check = asyncio.create_task(weir.reload_if_changed())
     await asyncio.sleep(0.1)
-    holding.set()
-    await asyncio.gather(before, sync, held, check)
+    await commit()
+    await asyncio.gather(sync, check)
     assert list(weir.registry.by_slug) == ["go"]
     [event_id] = await weir.send_events(json.dumps({"name": "t/go", "data": {}}).encode())
     assert runs_of(weir, event_id) == 1
@@ -108,20 +100,12 @@ async def test_a_sync_whose_caller_is_cancelled_still_leaves_its_functions_in_fo
     # The caller goes away while the sync's job waits for its group's commit, and a reload
     # meanwhile reads the functions as committed (without the sync's): once the group commits,
     # the sync's functions are the ones in force.
-    first, holding = threading.Event(), threading.Event()
-    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
-    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
-    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
-    await asyncio.sleep(0)
-    held = asyncio.create_task(weir.db.write(lambda c: holding.wait(10)))
-    await asyncio.sleep(0)
-    first.set()
-    await until(lambda: "go" in weir.registry.by_slug)  # installed, not committed
+    sync, commit = await installed_not_committed(weir)
     sync.cancel()
     check = asyncio.create_task(weir.reload_if_changed())
     await until(lambda: "go" not in weir.registry.by_slug)  # the reload put back the old ones
-    holding.set()
-    await asyncio.gather(before, held, check)
+    await commit()
+    await check
     with pytest.raises(asyncio.CancelledError):
         await sync
     assert list(weir.registry.by_slug) == ["go"]
@@ -156,6 +140,28 @@ async def test_a_sync_that_does_not_commit_puts_back_the_functions_before_the_ne
     assert await probe == []
     await before
     assert list(weir.registry.by_slug) == []
+
+
+async def installed_not_committed(
+    weir: Platform,
+) -> tuple[asyncio.Task[object], Callable[[], Awaitable[None]]]:
+    """A sync whose job has installed its functions and waits for another job of its group
+    to end before the group commits; the sync's task, and what lets the group commit."""
+    first, holding = threading.Event(), threading.Event()
+    before = asyncio.create_task(weir.db.write(lambda c: first.wait(10)))
+    await asyncio.sleep(0.05)  # the writer runs `before` alone; the next two make one group
+    sync = asyncio.create_task(weir.register(sync_payload(APP_URL)))
+    await asyncio.sleep(0)
+    held = asyncio.create_task(weir.db.write(lambda c: holding.wait(10)))
+    await asyncio.sleep(0)
+    first.set()
+    await until(lambda: "go" in weir.registry.by_slug)  # installed, not committed
+
+    async def commit() -> None:
+        holding.set()
+        await asyncio.gather(before, held)
+
+    return sync, commit
 
 
 async def until(holds: Callable[[], bool]) -> None:

@@ -3,6 +3,9 @@ waits of a name are read once for the events of that name accepted together."""
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Any
+
 import pytest
 from weir.platform.functions import CancelOn
 from weir.platform.ingest import IncomingEvent
@@ -68,16 +71,9 @@ def test_a_wait_taken_by_an_event_is_not_evaluated_for_the_rest_of_its_batch(
 ) -> None:
     h = Harness(database_url)
     waiting_run(h, "async.data.n >= 1")
-    evaluated: list[object] = []
-    holds = waits.expression_holds
-
-    def counted(expression: object, activation: dict[str, object]) -> bool:
-        evaluated.append(activation["async"])
-        return holds(expression, activation)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(waits, "expression_holds", counted)
+    evaluated = evaluations(monkeypatch, waits)
     first, _, _ = accept(h, NOON + 100, {"n": 1}, {"n": 2}, {"n": 3})
-    assert [e["data"] for e in evaluated] == [{"n": 1}]  # type: ignore[index]
+    assert evaluated == [{"n": 1}]
     (resumed,) = h.outcomes("resumed")
     assert resumed.event_id == first
 
@@ -88,15 +84,21 @@ def test_a_run_cancelled_by_an_event_has_its_waits_passed_over_for_the_rest_of_i
     entries = tuple(CancelOn(OTHER, f"async.data.n >= {i}", None) for i in (1, 0))
     h = Harness(database_url, config(cancel_on=entries))
     h.send(NOON, {"order": 1})
-    evaluated: list[object] = []
-    holds = cancellation.expression_holds
-
-    def counted(expression: object, activation: dict[str, object]) -> bool:
-        evaluated.append(activation["async"])
-        return holds(expression, activation)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(cancellation, "expression_holds", counted)
+    evaluated = evaluations(monkeypatch, cancellation)
     accept(h, NOON + 100, {"n": 1}, {"n": 2}, {"n": 3})
     (run,) = h.runs()
     assert run.status == "CANCELLED"
-    assert [e["data"] for e in evaluated] == [{"n": 1}]  # type: ignore[index]
+    assert evaluated == [{"n": 1}]
+
+
+def evaluations(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[object]:
+    """The data of each event `module` evaluates a wait's expression on, from now on."""
+    evaluated: list[object] = []
+    holds = module.expression_holds
+
+    def counted(expression: Any, activation: dict[str, Any]) -> bool:
+        evaluated.append(activation["async"]["data"])
+        return bool(holds(expression, activation))
+
+    monkeypatch.setattr(module, "expression_holds", counted)
+    return evaluated
