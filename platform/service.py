@@ -129,6 +129,8 @@ class Platform:
         result = await self.db.write(run)
         if holder and holder[0].trigger_events:
             self.driver.remember_events(holder[0].trigger_events)
+        if holder and holder[0].held_events:
+            self.driver.remember_held(holder[0].held_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
         if holder and holder[0].notes:

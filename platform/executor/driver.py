@@ -104,6 +104,7 @@ async def ready_to_send(state: CallState) -> CallState:
 _REQUEST_PREFIX = secrets.token_hex(6)
 _REQUEST_COUNTER = itertools.count(1)
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
+HELD_CACHED = 4096  # the same for runs waiting in FIFO lanes, kept apart (`remember_held`)
 PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
@@ -136,6 +137,7 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[Event]] = {}
+        self._held: dict[str, list[Event]] = {}  # changed on the event loop only
         # run id -> the tasks awaiting its requests; `_aborted`: those `abort` cancelled
         self._calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
@@ -150,6 +152,17 @@ class Driver:
             if plain is not None:
                 self._keep_events(run_id, plain)
 
+    def remember_held(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
+        """The trigger events of runs just created waiting in their FIFO lanes, for their first
+        call once the lane reaches them. Kept apart from `remember_events`: a long lane would
+        push out the events of runs about to be called for some that wait far behind."""
+        for run_id in by_run:
+            plain = _plain(by_run, run_id)
+            if plain is not None:
+                if len(self._held) >= HELD_CACHED:
+                    self._held.pop(next(iter(self._held)))  # the oldest entry goes first
+                self._held[run_id] = plain
+
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a
         large event is held as bytes)."""
@@ -159,6 +172,7 @@ class Driver:
         if len(self._events) >= EVENTS_CACHED:
             self._events.pop(next(iter(self._events)))  # the oldest entry goes first
         self._events[run_id] = events
+        self._held.pop(run_id, None)  # called now: kept with the others from here on
 
     def prefetch(
         self,
@@ -175,7 +189,11 @@ class Driver:
         states = {}
         for item in items:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
-                known = self._events.get(item.run_id) or _plain(created, item.run_id)
+                known = (
+                    self._events.get(item.run_id)
+                    or self._held.get(item.run_id)  # a writer thread only reads it
+                    or _plain(created, item.run_id)
+                )
                 states[item.id] = load_call_state(conn, item.run_id, known, run)
         with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
@@ -228,7 +246,7 @@ class Driver:
 
     async def _state(self, item: q.Claimed) -> CallState | None:
         run_id = item.run_id or ""
-        known = self._events.get(run_id)
+        known = self._events.get(run_id) or self._held.get(run_id)
         with self._keeping:
             prefetched = item.id in self._prefetched
             state = self._prefetched.pop(item.id, None)

@@ -52,10 +52,10 @@ class RunPlan:
 def create_run(tx: Tx, plan: RunPlan) -> str:
     run_id = plan.run_id or new_id(tx.now)
     run_records.insert_run(tx.conn, _new_run(tx, plan, run_id))
+    if len(plan.events) == len(plan.event_ids):  # every event at hand, as stored
+        (tx.held_events if plan.held else tx.trigger_events)[run_id] = plan.events
     if plan.held:
         return run_id
-    if len(plan.events) == len(plan.event_ids):  # every event at hand, as stored
-        tx.trigger_events[run_id] = plan.events
     enqueue_call(
         tx,
         run_id,

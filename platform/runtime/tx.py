@@ -39,13 +39,16 @@ class Tx:
     # Of each run ended here, when the latest lease of its calls in flight ends (None: none
     # is), read as it ended: what a FIFO lane's handover waits for (`flow.fifo.leave`).
     calls_in_flight: dict[str, int | None] = field(default_factory=dict)
-    # The run whose next call this transaction may claim for its caller to make at once (see
-    # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
     # The trigger events of the runs created here (the executor keeps them for their calls).
     trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The same of the runs created here waiting in their FIFO lanes, kept apart: their first
+    # call may be far off (`Driver.remember_held`).
+    held_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The trigger events of runs this transaction moves on, as the executor holds them from
     # their calls: a run's end builds its finished event without reading them back.
     known_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The run whose next call this transaction may claim for its caller to make at once (see
+    # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
     continue_run: str | None = None
     takes_next: bool = False  # the caller takes a due item after this work (apply_answer)
     lease_ms: int = 0

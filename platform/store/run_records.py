@@ -7,7 +7,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Row,
+    Text,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.store.fast import Fast
 from weir.platform.store.queue import Limit, limits_from_json
 from weir.platform.store.schema import event_runs, runs
@@ -37,6 +52,28 @@ _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed c
 # The same read, holding the run's row until the transaction ends (PostgreSQL; SQLite has one
 # writer): two answers for one run, applied at once, each see the other's result.
 _LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
+
+
+def _lane_handed(keys: ColumnElement[Any]) -> Fast:
+    """Give a live run its lane's fence (`keys` sets it) and end its wait, returning the run."""
+    live = runs.c.status.not_in([literal(status.value) for status in ENDED])
+    handed = update(runs).where(runs.c.id == bindparam("b_id"), live)
+    return Fast(handed.values(keys=keys, waiting=None).returning(*runs.c))
+
+
+# keys["lane"]["fence"] (store/fifo.py's LANE_KEY), set in the stored text by the database
+_FENCE = bindparam("b_fence", type_=BigInteger)
+_LANE_HANDED = {
+    "sqlite": _lane_handed(func.json_set(runs.c["keys"], "$.lane.fence", _FENCE)),
+    "postgresql": _lane_handed(
+        cast(
+            func.jsonb_set(
+                cast(runs.c["keys"], JSONB), literal_column("'{lane,fence}'"), func.to_jsonb(_FENCE)
+            ),
+            Text,
+        )
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,10 +258,12 @@ def set_waiting(conn: Connection, run_id: str, waiting: dict[str, Any] | None) -
     _update(conn, run_id, waiting=json.dumps(waiting) if waiting else None)
 
 
-def lane_handed(conn: Connection, run_id: str, keys: dict[str, Any]) -> None:
+def lane_handed(conn: Connection, run_id: str, fence: int) -> Run | None:
     """The run now holds its FIFO lane: its keys carry the lane's new fence, and it no longer
-    waits in line."""
-    _update(conn, run_id, keys=json.dumps(keys), waiting=None)
+    waits in line. The run as it then stands; None if it is gone or has ended (then nothing
+    changed). One statement: a handover reads and writes the run at once."""
+    row = _LANE_HANDED[conn.dialect.name].first(conn, {"b_id": run_id, "b_fence": fence})
+    return None if row is None else run_from_row(row)
 
 
 def set_pending(

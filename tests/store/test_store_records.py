@@ -1,6 +1,7 @@
 """Named operations on events, runs, step memos, run keys, history and waits."""
 
 import json
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -219,6 +220,29 @@ def test_a_run_records_its_progress_through_named_operations(store: Store) -> No
         False,
         None,
     )
+
+
+def test_a_lane_handed_to_a_waiting_run_gives_it_the_fence_in_one_write(store: Store) -> None:
+    lane = {"key": "acme", "hash": "h" * 64}
+    waiting = {"kind": "gate", "gate": "lane"}
+    held = replace(new_run("run-1"), keys={"lane": lane, "limits": []}, waiting=waiting)
+    store.write(lambda c: run_records.insert_run(c, held))
+    handed = store.write(lambda c: run_records.lane_handed(c, "run-1", 7))
+    stored = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert handed == stored  # the run as the write left it, read in the same statement
+    assert stored is not None and stored.waiting is None and stored.status == "QUEUED"
+    assert stored.keys == {"lane": {**lane, "fence": 7}, "limits": []}
+    assert store.write(lambda c: run_records.lane_handed(c, "run-1", 8)).keys["lane"]["fence"] == 8
+
+
+def test_a_lane_is_not_handed_to_an_ended_or_missing_run(store: Store) -> None:
+    lane = {"key": "acme", "hash": "h" * 64}
+    store.write(lambda c: run_records.insert_run(c, replace(new_run("run-1"), keys={"lane": lane})))
+    store.write(lambda c: run_records.finish(c, "run-1", RunStatus.CANCELLED, 20, "stop"))
+    assert store.write(lambda c: run_records.lane_handed(c, "run-1", 3)) is None
+    ended = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert ended is not None and ended.keys == {"lane": lane}  # unchanged
+    assert store.write(lambda c: run_records.lane_handed(c, "absent", 3)) is None
 
 
 def test_outcomes_are_listed_per_event_in_the_order_recorded(store: Store) -> None:

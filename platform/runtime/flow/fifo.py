@@ -95,8 +95,8 @@ def leave(tx: Tx, run: Run) -> None:
         return
     handoff = fifo.leave(tx.conn, lane_hash, run.id, tx.now)
     while handoff is not None:
-        nxt = run_records.get_run(tx.conn, handoff.run_id)
-        if nxt is not None and not nxt.ended:
+        nxt = run_records.lane_handed(tx.conn, handoff.run_id, handoff.fence)
+        if nxt is not None:
             start_at = max(handoff.start_at, tx.now)
             if _hands_over(tx, run, nxt, start_at, handoff.payload):
                 tx.continue_run = nxt.id
@@ -110,11 +110,8 @@ def leave(tx: Tx, run: Run) -> None:
                 nxt.score,
                 payload=handoff.payload,
             )
-            keys = {**nxt.keys, LANE: {**nxt.keys[LANE], "fence": handoff.fence}}
-            run_records.lane_handed(tx.conn, nxt.id, keys)
             if tx.continued is not None and tx.continued.run_id == nxt.id:
-                # its first call's state need not read the run again (`Tx.continued_run`)
-                tx.continued_run = replace(nxt, keys=keys, waiting=None)
+                tx.continued_run = nxt  # its first call's state need not read the run again
             return
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 
