@@ -265,6 +265,7 @@ fifo_members = Table(
     Column("run_id", ID, nullable=False, index=True),
     Column("start_at", BigInteger, nullable=False),
     Column("payload", Text, nullable=False, server_default="{}"),
+    sqlite_with_rowid=False,  # stored by its key, as fifo_lanes
 )
 
 # Fencing counters of concurrency keys with limit 1: each claim of a call under such a key is a

@@ -1,4 +1,4 @@
-"""Migrations 0012 to 0014 on a store with work in it: lanes learn their function from their
+"""Migrations 0012 to 0016 on a store with work in it: lanes learn their function from their
 items, and the tables rebuilt or re-indexed for fewer pages per commit keep every row and every
 rule (a dedupe is still unique; items without one never conflict)."""
 
@@ -27,6 +27,8 @@ ROWS = [
     " VALUES ('fn-a', 'event:e1', 'r1', 9)",
     "INSERT INTO fifo_lanes (lane, key, holder, fence, next_seq, scope, held_since, queued)"
     " VALUES ('f1', 'one', 'r1', 3, 4, 'fn:fn-a', 7, 2)",
+    "INSERT INTO fifo_members (lane, seq, run_id, start_at, payload)"
+    " VALUES ('f1', 2, 'r2', 8, '{}'), ('f1', 3, 'r3', 9, '{\"a\": 1}')",
 ]
 
 
@@ -63,6 +65,10 @@ def test_work_in_the_store_survives_and_lanes_learn_their_function(engine: Engin
         engine,
         "SELECT lane, key, holder, fence, next_seq, scope, held_since, queued FROM fifo_lanes",
     ) == [("f1", "one", "r1", 3, 4, "fn:fn-a", 7, 2)]
+    assert rows(engine, "SELECT lane, seq, run_id, start_at, payload FROM fifo_members") == [
+        ("f1", 2, "r2", 8, "{}"),
+        ("f1", 3, "r3", 9, '{"a": 1}'),
+    ]
     assert rows(engine, "SELECT id, dedupe FROM queue ORDER BY id") == [
         (1, None),
         (2, "d1"),
@@ -98,6 +104,7 @@ def test_sqlite_stores_the_small_hot_tables_by_their_keys(tmp_path: Path) -> Non
         "event_runs",
         "fences",
         "fifo_lanes",
+        "fifo_members",
         "lanes",
         "run_keys",
         "slots",
