@@ -115,6 +115,38 @@ def test_a_failing_job_rolls_back_alone_while_its_group_commits(store: Store) ->
     assert keys_in(store) == ["a", "c"]
 
 
+@GROUPED
+def test_a_job_rewriting_many_pages_of_its_group_rolls_back_alone(store: Store) -> None:
+    # 200 rows of 2 KiB: 100 pages the first job changes, the second rewrites and rolls back.
+    # Its savepoint's page images (400 KiB) are far past SQLite's 64 KiB statement journal
+    # spill point, so this holds whether that journal lives in a file or in memory.
+    def fill(state: str) -> Callable[[Connection], None]:
+        def job(conn: Connection) -> None:
+            rows = [{"gate": "t", "key_hash": f"k{i:03}", "state": state} for i in range(200)]
+            conn.execute(insert(gate_state), rows)
+
+        return job
+
+    def rewrite_then_fail(conn: Connection) -> None:
+        conn.execute(gate_state.update().values(state="y" * 2048))
+        raise JobFailed("rewrote every page, then failed")
+
+    blocker = Blocker()
+    futures = run_grouped(store, blocker, {"a": fill("x" * 2048), "b": rewrite_then_fail})
+    assert len({id(blocker.transactions[name]) for name in "ab"}) == 1
+    assert isinstance(futures["b"].exception(), JobFailed)
+    assert store.rows("SELECT count(*), min(state), max(state) FROM gate_state") == [
+        (200, "x" * 2048, "x" * 2048)
+    ]
+
+
+@GROUPED
+def test_sqlite_keeps_its_temporary_files_in_memory(store: Store) -> None:
+    # 2 = MEMORY: the statement journals of the jobs' savepoints are never written to disk
+    assert store.write(lambda c: c.exec_driver_sql("PRAGMA temp_store").scalar()) == 2
+    assert store.read(lambda c: c.exec_driver_sql("PRAGMA temp_store").scalar()) == 2
+
+
 def test_a_job_that_breaks_a_constraint_rolls_back_alone(store: Store) -> None:
     store.write(put("taken"))
     blocker = Blocker()
