@@ -24,7 +24,7 @@ and hand-backs of their items).
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, func, or_, select, tuple_
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import lanes
@@ -69,6 +69,16 @@ _FIRST_DUE_SCORE = Fast(
     .limit(1)
 )
 _FAST = {query: Fast(query) for query in (_WALK, _WALK_ALL, _SORT, _ONE_STATEMENT)}
+# The lanes as old as `score` or older, the first WINDOW + 1 in head score order (a walk of
+# the index, bounded): whether one is due, and how many were looked at.
+_AHEAD = (
+    select(lanes.c.next_at)
+    .where(lanes.c.head_score <= _p("score"))
+    .order_by(lanes.c.head_score)
+    .limit(WINDOW + 1)
+    .subquery()
+)
+_DUE_AHEAD = Fast(select(func.max(_AHEAD.c.next_at <= _p("now")), func.count()).select_from(_AHEAD))
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
@@ -90,12 +100,13 @@ def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()
 def due_before(conn: Connection, now: int, score: int) -> bool:
     """Whether a due lane's head has a head score of `score` or lower: work that a claim
     would take before an item of that score. Only a look: on PostgreSQL no lane is locked
-    (another process's claimer may take it meanwhile)."""
+    (another process's claimer may take it meanwhile). On SQLite one bounded walk: past
+    WINDOW lanes that old, none due, it answers yes without looking further. A yes only
+    sends the item to the claim, which finds the oldest work itself."""
     if conn.dialect.name == "sqlite":
-        first = due_lanes(conn, now, 1)
-        lowest = first[0].head_score if first else None
-    else:
-        lowest = _FIRST_DUE_SCORE.scalar(conn, {"b_now": now})
+        row = _DUE_AHEAD.first(conn, {"b_score": score, "b_now": now})
+        return bool(row[0]) or int(row[1]) > WINDOW
+    lowest = _FIRST_DUE_SCORE.scalar(conn, {"b_now": now})
     return lowest is not None and int(lowest) <= score
 
 
