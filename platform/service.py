@@ -134,19 +134,22 @@ class Platform:
         if holder and holder[0].enqueued:
             self.scheduler.wake()
         if holder and holder[0].notes:
-            self._abort_cancelled(holder[0].notes)
+            self._after_ended(holder[0].notes)
             # Logged and counted once the caller has gone on: a run's next call (or an event's
             # first calls) goes out first, and the lines are written while the app answers.
             notes = holder[0].notes
             asyncio.get_running_loop().call_soon(report, notes, self.metrics, self.function_slug)
         return result
 
-    def _abort_cancelled(self, done: list[Note]) -> None:
+    def _after_ended(self, done: list[Note]) -> None:
         """Calls in flight of a run just cancelled end now (cancelled in this process;
-        `_poll_cancels` finds those other processes cancel)."""
+        `_poll_cancels` finds those other processes cancel); a run that ended waiting in its
+        lane leaves the executor's held events."""
         for note in done:
-            if note.what == RUN_FINISHED and note.fields.get("status") == RunStatus.CANCELLED:
-                self.driver.abort(note.run_id or "")
+            if note.what == RUN_FINISHED:
+                self.driver.forget_held(note.run_id or "")
+                if note.fields.get("status") == RunStatus.CANCELLED:
+                    self.driver.abort(note.run_id or "")
 
     def _app_of(self, item: q.Claimed) -> str | None:
         """The app a queue item calls (None for timers): the unit of the per-app call cap."""

@@ -155,13 +155,16 @@ class Driver:
     def remember_held(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
         """The trigger events of runs just created waiting in their FIFO lanes, for their first
         call once the lane reaches them. Kept apart from `remember_events`: a long lane would
-        push out the events of runs about to be called for some that wait far behind."""
+        push out the events of runs about to be called for some that wait far behind. When
+        full, the new ones are not kept: the runs kept first are the first in line."""
         for run_id in by_run:
             plain = _plain(by_run, run_id)
-            if plain is not None:
-                if len(self._held) >= HELD_CACHED:
-                    self._held.pop(next(iter(self._held)))  # the oldest entry goes first
+            if plain is not None and len(self._held) < HELD_CACHED:
                 self._held[run_id] = plain
+
+    def forget_held(self, run_id: str) -> None:
+        """The run ended: if it ended waiting in line, its events are no longer wanted."""
+        self._held.pop(run_id, None)
 
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a

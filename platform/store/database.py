@@ -121,10 +121,6 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.execute("PRAGMA foreign_keys=OFF")
         cursor.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
-        # Each job of a group runs under a savepoint, so SQLite keeps the page images it would
-        # roll back to in a statement journal, spilled to a temporary file past 64 KiB: about
-        # 20 page writes (system calls) per run. Kept in memory, they cost a copy each.
-        cursor.execute("PRAGMA temp_store=MEMORY")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -186,7 +182,13 @@ class Database:
         conn.info[WRITER] = True
         if self.checkpointer is not None:
             # on the driver's connection: through SQLAlchemy it would begin a transaction
-            conn.connection.driver_connection.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
+            driver = conn.connection.driver_connection
+            driver.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
+            # Each job of a group runs under a savepoint, so SQLite keeps the page images it
+            # would roll back to in a statement journal, spilled to a temporary file past 64
+            # KiB: about 20 page writes (system calls) a run. Kept in memory, each is a copy.
+            # Only here: a reader's large sort keeps its temporary b-tree on disk.
+            driver.execute("PRAGMA temp_store=MEMORY")  # type: ignore[union-attr]
         try:
             while (group := self._take_group()) is not None:
                 self._run_group(conn, group)

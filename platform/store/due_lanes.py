@@ -79,6 +79,12 @@ _AHEAD = (
     .subquery()
 )
 _DUE_AHEAD = Fast(select(func.max(_AHEAD.c.next_at <= _p("now")), func.count()).select_from(_AHEAD))
+# Past a full window of lanes as old, none due: the due lanes, looked through for one as old.
+_ANY_DUE_AS_OLD = Fast(
+    select(lanes.c.lane)
+    .where(lanes.c.next_at <= _p("now"), off_index(lanes.c.head_score) <= _p("score"))
+    .limit(1)
+)
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
@@ -100,12 +106,15 @@ def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()
 def due_before(conn: Connection, now: int, score: int) -> bool:
     """Whether a due lane's head has a head score of `score` or lower: work that a claim
     would take before an item of that score. Only a look: on PostgreSQL no lane is locked
-    (another process's claimer may take it meanwhile). On SQLite one bounded walk: past
-    WINDOW lanes that old, none due, it answers yes without looking further. A yes only
-    sends the item to the claim, which finds the oldest work itself."""
+    (another process's claimer may take it meanwhile). On SQLite one bounded walk of the
+    lanes as old, and only past a full window of them, none due, a look through the due
+    lanes (as the claim's sort does)."""
     if conn.dialect.name == "sqlite":
-        row = _DUE_AHEAD.first(conn, {"b_score": score, "b_now": now})
-        return bool(row[0]) or int(row[1]) > WINDOW
+        params = {"b_score": score, "b_now": now}
+        due, seen = _DUE_AHEAD.first(conn, params)
+        if due or int(seen) <= WINDOW:
+            return bool(due)
+        return _ANY_DUE_AS_OLD.first(conn, params) is not None
     lowest = _FIRST_DUE_SCORE.scalar(conn, {"b_now": now})
     return lowest is not None and int(lowest) <= score
 

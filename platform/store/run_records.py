@@ -4,26 +4,12 @@ that create, read and change a run (no other package sees a `runs` row).
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Connection,
-    Row,
-    Text,
-    bindparam,
-    cast,
-    func,
-    insert,
-    literal,
-    literal_column,
-    select,
-    update,
-)
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import BigInteger, Connection, Row, bindparam, func, insert, literal, select, update
 from weir.platform.store.fast import Fast
+from weir.platform.store.fifo import LANE_KEY
 from weir.platform.store.queue import Limit, limits_from_json
 from weir.platform.store.schema import event_runs, runs
 from weir.platform.vocabulary import ENDED, RunStatus
@@ -54,26 +40,19 @@ _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed c
 _LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
 
 
-def _lane_handed(keys: ColumnElement[Any]) -> Fast:
-    """Give a live run its lane's fence (`keys` sets it) and end its wait, returning the run."""
-    live = runs.c.status.not_in([literal(status.value) for status in ENDED])
-    handed = update(runs).where(runs.c.id == bindparam("b_id"), live)
-    return Fast(handed.values(keys=keys, waiting=None).returning(*runs.c))
-
-
-# keys["lane"]["fence"] (store/fifo.py's LANE_KEY), set in the stored text by the database
-_FENCE = bindparam("b_fence", type_=BigInteger)
-_LANE_HANDED = {
-    "sqlite": _lane_handed(func.json_set(runs.c["keys"], "$.lane.fence", _FENCE)),
-    "postgresql": _lane_handed(
-        cast(
-            func.jsonb_set(
-                cast(runs.c["keys"], JSONB), literal_column("'{lane,fence}'"), func.to_jsonb(_FENCE)
-            ),
-            Text,
-        )
-    ),
-}
+_LIVE = runs.c.status.not_in([literal(status.value) for status in ENDED])
+_HANDED = update(runs).where(runs.c.id == bindparam("b_id"), _LIVE)
+# SQLite sets the lane's fence inside the stored keys itself (json_set).
+_FENCE_PATH = f"$.{LANE_KEY}.fence"
+_LANE_HANDED = Fast(
+    _HANDED.values(
+        keys=func.json_set(runs.c["keys"], _FENCE_PATH, bindparam("b_fence", type_=BigInteger)),
+        waiting=None,
+    ).returning(*runs.c)
+)
+# PostgreSQL would parse the text as jsonb, which refuses a NUL character (a key's text may
+# hold one): its statement ends the wait, and the fence is written after it.
+_WAIT_ENDED = Fast(_HANDED.values(waiting=None).returning(*runs.c))
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,9 +240,17 @@ def set_waiting(conn: Connection, run_id: str, waiting: dict[str, Any] | None) -
 def lane_handed(conn: Connection, run_id: str, fence: int) -> Run | None:
     """The run now holds its FIFO lane: its keys carry the lane's new fence, and it no longer
     waits in line. The run as it then stands; None if it is gone or has ended (then nothing
-    changed). One statement: a handover reads and writes the run at once."""
-    row = _LANE_HANDED[conn.dialect.name].first(conn, {"b_id": run_id, "b_fence": fence})
-    return None if row is None else run_from_row(row)
+    changed). On SQLite one statement reads and writes the run at once."""
+    if conn.dialect.name == "sqlite":
+        row = _LANE_HANDED.first(conn, {"b_id": run_id, "b_fence": fence})
+        return None if row is None else run_from_row(row)
+    row = _WAIT_ENDED.first(conn, {"b_id": run_id})
+    if row is None:
+        return None
+    run = run_from_row(row)
+    keys = {**run.keys, LANE_KEY: {**run.keys[LANE_KEY], "fence": fence}}
+    _update(conn, run_id, keys=json.dumps(keys))
+    return replace(run, keys=keys)
 
 
 def set_pending(

@@ -77,6 +77,21 @@ def test_work_in_the_store_survives_and_lanes_learn_their_function(engine: Engin
     ]
 
 
+def test_fifo_members_keep_their_rows_down_to_0015_and_up_again(engine: Engine) -> None:
+    migrate_to(engine, "head")
+    line = [("f1", 2, "r2", 8, "{}"), ("f1", 3, "r3", 9, '{"a": 1}')]
+    with engine.begin() as conn:
+        conn.execute(text(ROWS[-1]))  # the members' insert
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0015")
+    assert rows(engine, "SELECT lane, seq, run_id, start_at, payload FROM fifo_members") == line
+    migrate_to(engine, "head")
+    assert rows(engine, "SELECT lane, seq, run_id, start_at, payload FROM fifo_members") == line
+    assert rows(engine, "SELECT run_id FROM fifo_members WHERE run_id = 'r3'") == [("r3",)]
+
+
 def test_a_dedupe_stays_unique_and_items_without_one_never_conflict(engine: Engine) -> None:
     migrate_to(engine, "head")
     insert = (

@@ -235,6 +235,16 @@ def test_a_lane_handed_to_a_waiting_run_gives_it_the_fence_in_one_write(store: S
     assert store.write(lambda c: run_records.lane_handed(c, "run-1", 8)).keys["lane"]["fence"] == 8
 
 
+def test_a_lane_is_handed_to_a_run_whose_keys_hold_any_text(store: Store) -> None:
+    # a key's text may hold any character, NUL included, which PostgreSQL's jsonb refuses
+    keys = {"lane": {"key": "a\x00b\u00e9\U0001f600", "hash": "h" * 64}, "throttle": "x\x00y"}
+    store.write(lambda c: run_records.insert_run(c, replace(new_run("run-1"), keys=keys)))
+    handed = store.write(lambda c: run_records.lane_handed(c, "run-1", 2))
+    stored = store.read(lambda c: run_records.get_run(c, "run-1"))
+    assert handed is not None and stored is not None and handed.keys == stored.keys
+    assert stored.keys == {"lane": {**keys["lane"], "fence": 2}, "throttle": "x\x00y"}
+
+
 def test_a_lane_is_not_handed_to_an_ended_or_missing_run(store: Store) -> None:
     lane = {"key": "acme", "hash": "h" * 64}
     store.write(lambda c: run_records.insert_run(c, replace(new_run("run-1"), keys={"lane": lane})))
