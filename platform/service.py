@@ -122,15 +122,16 @@ class Platform:
 
         def run(conn: Connection) -> T:
             holder[:] = [self.make_tx(conn)]  # a job run again (a lost race) starts afresh
-            result = job(holder[0])
-            finish_hooks.settle(holder[0])  # what the runs it ended set off, in the same commit
+            tx = holder[0]
+            result = job(tx)
+            finish_hooks.settle(tx)  # what the runs it ended set off, in the same commit
+            # Before the commit, on the writer: the writer's next job (the next event batch's)
+            # may claim these runs' first calls before this coroutine resumes. A run that does
+            # not commit leaves an entry no one asks for.
+            self.driver.remember_events(tx.trigger_events, tx.held_events)
             return result
 
         result = await self.db.write(run)
-        if holder and holder[0].trigger_events:
-            self.driver.remember_events(holder[0].trigger_events)
-        if holder and holder[0].held_events:
-            self.driver.remember_held(holder[0].held_events)
         if holder and holder[0].enqueued:
             self.scheduler.wake()
         if holder and holder[0].notes:

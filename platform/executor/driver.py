@@ -104,7 +104,7 @@ async def ready_to_send(state: CallState) -> CallState:
 _REQUEST_PREFIX = secrets.token_hex(6)
 _REQUEST_COUNTER = itertools.count(1)
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
-HELD_CACHED = 4096  # the same for runs waiting in FIFO lanes, kept apart (`remember_held`)
+HELD_CACHED = 4096  # the same for runs waiting in FIFO lanes, kept apart (`remember_events`)
 PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
@@ -137,34 +137,39 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[Event]] = {}
-        self._held: dict[str, list[Event]] = {}  # changed on the event loop only
+        self._held: dict[str, list[Event]] = {}
         # run id -> the tasks awaiting its requests; `_aborted`: those `abort` cancelled
         self._calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
         self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+        # Writer threads and the event loop both change `_events`, `_held` and `_prefetched`:
+        # each change is made under this lock (a read is one dict lookup, safe without it).
         self._keeping = threading.Lock()
 
-    def remember_events(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
-        """The trigger events of runs just created (committed): their first call need not read
-        them back."""
-        for run_id in by_run:
-            plain = _plain(by_run, run_id)
-            if plain is not None:
-                self._keep_events(run_id, plain)
-
-    def remember_held(self, by_run: dict[str, list[dict[str, Any]]]) -> None:
-        """The trigger events of runs just created waiting in their FIFO lanes, for their first
-        call once the lane reaches them. Kept apart from `remember_events`: a long lane would
-        push out the events of runs about to be called for some that wait far behind. When
-        full, the new ones are not kept: the runs kept first are the first in line."""
-        for run_id in by_run:
-            plain = _plain(by_run, run_id)
-            if plain is not None and len(self._held) < HELD_CACHED:
-                self._held[run_id] = plain
+    def remember_events(
+        self,
+        by_run: dict[str, list[dict[str, Any]]],
+        held: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """The trigger events of runs just created: their first call need not read them back.
+        `held`: those of runs created waiting in their FIFO lanes, for their first call once
+        the lane reaches them, kept apart: a long lane would push out the events of runs
+        about to be called for some that wait far behind. When that store is full, new ones
+        are not kept: the runs kept first are the first in line."""
+        with self._keeping:
+            for run_id in by_run:
+                plain = _plain(by_run, run_id)
+                if plain is not None:
+                    self._keep_events(run_id, plain)
+            for run_id in held or ():
+                plain = _plain(held, run_id)
+                if plain is not None and len(self._held) < HELD_CACHED:
+                    self._held[run_id] = plain
 
     def forget_held(self, run_id: str) -> None:
         """The run ended: if it ended waiting in line, its events are no longer wanted."""
-        self._held.pop(run_id, None)
+        with self._keeping:
+            self._held.pop(run_id, None)
 
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a
@@ -172,6 +177,7 @@ class Driver:
         return parsed_events(self._events.get(run_id))
 
     def _keep_events(self, run_id: str, events: list[Event]) -> None:
+        """Under `_keeping`."""
         if len(self._events) >= EVENTS_CACHED:
             self._events.pop(next(iter(self._events)))  # the oldest entry goes first
         self._events[run_id] = events
@@ -244,7 +250,8 @@ class Driver:
         """The state with every event ready to send, kept for the run's next calls."""
         if state.run.id not in self._events:
             state = await ready_to_send(state)
-            self._keep_events(state.run.id, state.events)
+            with self._keeping:
+                self._keep_events(state.run.id, state.events)
         return state
 
     async def _state(self, item: q.Claimed) -> CallState | None:

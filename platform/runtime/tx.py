@@ -42,7 +42,7 @@ class Tx:
     # The trigger events of the runs created here (the executor keeps them for their calls).
     trigger_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The same of the runs created here waiting in their FIFO lanes, kept apart: their first
-    # call may be far off (`Driver.remember_held`).
+    # call may be far off (`Driver.remember_events`).
     held_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The trigger events of runs this transaction moves on, as the executor holds them from
     # their calls: a run's end builds its finished event without reading them back.

@@ -5,13 +5,17 @@ import asyncio
 import inspect
 import json
 import re
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.routing import APIRoute
-from weir.platform.api import events
+from weir.platform.api import events as event_api
+from weir.platform.ingest import parse_body
+from weir.platform.runtime import events
+from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
 from weir.platform.store import run_records
@@ -74,10 +78,38 @@ async def test_an_events_first_call_is_under_way_when_the_event_is_acknowledged(
         await asyncio.sleep(0.05)  # the run completes; the connection stays open
 
 
+async def test_a_runs_events_are_known_to_the_next_write_before_its_creator_resumes(
+    weir: Platform,
+) -> None:
+    # The writer takes the next job (the next event batch, whose claim may take these runs'
+    # first calls) right after this one, before the coroutine that sent this one resumes:
+    # the runs' events must be known to the executor by then.
+    incoming = parse_body(json.dumps({"name": "t/go", "data": {"n": 1}}).encode(), 0)
+    made: list[str] = []  # written by the first job, on the writer thread
+    gate = threading.Event()
+
+    def create(tx: Tx) -> None:
+        events.accept(tx, incoming)
+        made.extend(tx.trigger_events)
+
+    def look(_: Tx) -> list[dict[str, Any]] | None:
+        return weir.driver.known_events(made[0])
+
+    blocker = asyncio.ensure_future(weir.write(lambda _: gate.wait(10)))
+    await asyncio.sleep(0.05)  # the writer holds the blocker
+    first = asyncio.ensure_future(weir.write(create))
+    second = asyncio.ensure_future(weir.write(look))
+    await asyncio.sleep(0)  # both queued behind it: one group, delivered after both ran
+    gate.set()
+    await asyncio.gather(blocker, first)
+    seen = await second
+    assert seen is not None and seen[0]["data"] == {"n": 1}
+
+
 def test_the_event_route_has_no_dependency_run_on_the_thread_pool() -> None:
     # FastAPI runs a plain `def` dependency through its thread pool: a thread hop before the
     # route. The event route's are coroutine functions.
-    [route] = [r for r in events.router.routes if isinstance(r, APIRoute)]
+    [route] = [r for r in event_api.router.routes if isinstance(r, APIRoute)]
     assert route.path == "/e/{event_key}"
     calls = [dep.call for dep in route.dependant.dependencies]
     assert calls

@@ -21,7 +21,7 @@ def test_when_full_the_first_runs_in_line_stay_kept(
     made: Driver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(driver_module, "HELD_CACHED", 3)
-    made.remember_held({f"r{n}": events(n) for n in range(5)})
+    made.remember_events({}, {f"r{n}": events(n) for n in range(5)})
     assert [made._held.get(f"r{n}") for n in range(5)] == [
         events(0),
         events(1),
@@ -32,7 +32,8 @@ def test_when_full_the_first_runs_in_line_stay_kept(
 
 
 def test_a_run_leaves_the_held_events_once_called_or_ended(made: Driver) -> None:
-    made.remember_held({"called": events(1), "ended": events(2), "large": [b"{}"]})  # type: ignore[dict-item]
+    held = {"called": events(1), "ended": events(2), "large": [b"{}"]}
+    made.remember_events({}, held)  # type: ignore[arg-type]
     assert "large" not in made._held  # a large event is sent as canonical bytes: read back
     made._keep_events("called", events(1))  # its first call: kept with the others from now
     assert made.known_events("called") == events(1) and "called" not in made._held
