@@ -4,7 +4,6 @@ is under way before the event's answer is built, and the event route takes no th
 import asyncio
 import inspect
 import json
-import re
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,54 +16,15 @@ from weir.platform.ingest import parse_body
 from weir.platform.runtime import events
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
-from weir.platform.settings import Settings
 from weir.platform.store import run_records
 
-ANSWER = (
-    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-inngest-sdk: test:v0\r\n"
-    b"content-length: 4\r\n\r\nnull"
-)
-
-
-async def answer_calls(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """A loopback app that completes every run at its first call (kept-alive connections)."""
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            found = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
-            await reader.readexactly(int(found.group(1)) if found else 0)
-            writer.write(ANSWER)
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        writer.close()
-
-
-def sync_payload(url: str) -> dict[str, Any]:
-    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{url}?fnId=go"}}
-    function = {"id": "go", "name": "go", "triggers": [{"event": "t/go"}], "steps": {"step": step}}
-    return {
-        "appname": "fast",
-        "url": url,
-        "sdk": "test:v0",
-        "v": "0.1",
-        "deploy_type": "ping",
-        "functions": [function],
-    }
+from tests.support.loopback_app import platform_with_app
 
 
 @pytest.fixture
 async def weir(tmp_path: Path) -> AsyncIterator[Platform]:
-    server = await asyncio.start_server(answer_calls, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'weir.db'}", sqlite_synchronous="OFF")
-    platform = Platform(settings)
-    await platform.start()
-    try:
-        await platform.register(sync_payload(f"http://127.0.0.1:{port}/api/inngest"))
+    async with platform_with_app(tmp_path) as (platform, _):
         yield platform
-    finally:
-        await platform.stop()
-        server.close()
 
 
 async def test_an_events_first_call_is_under_way_when_the_event_is_acknowledged(

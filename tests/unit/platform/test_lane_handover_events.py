@@ -4,7 +4,6 @@ still carries the run's own event."""
 
 import asyncio
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,67 +11,15 @@ from typing import Any
 import pytest
 from weir.platform.executor import driver
 from weir.platform.service import Platform
-from weir.platform.settings import Settings
 from weir.platform.store import event_records, run_records
 
-ANSWER = (
-    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-inngest-sdk: test:v0\r\n"
-    b"content-length: 4\r\n\r\nnull"
-)
-
-
-class App:
-    """A loopback app completing every run at its first call, keeping each request's body."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                found = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
-                body = await reader.readexactly(int(found.group(1)) if found else 0)
-                self.bodies.append(json.loads(body))
-                writer.write(ANSWER)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
-
-
-def sync_payload(url: str) -> dict[str, Any]:
-    step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": f"{url}?fnId=go"}}
-    function = {
-        "id": "go",
-        "name": "go",
-        "triggers": [{"event": "t/go"}],
-        "steps": {"step": step},
-        "weir": {"lane": {"key": "event.data.k"}},
-    }
-    return {
-        "appname": "lanes",
-        "url": url,
-        "sdk": "test:v0",
-        "v": "0.1",
-        "deploy_type": "ping",
-        "functions": [function],
-    }
+from tests.support.loopback_app import App, platform_with_app
 
 
 @pytest.fixture
 async def weir(tmp_path: Path) -> AsyncIterator[tuple[Platform, App]]:
-    app = App()
-    server = await asyncio.start_server(app.serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'weir.db'}", sqlite_synchronous="OFF")
-    platform = Platform(settings)
-    await platform.start()
-    try:
-        await platform.register(sync_payload(f"http://127.0.0.1:{port}/api/inngest"))
-        yield platform, app
-    finally:
-        await platform.stop()
-        server.close()
+    async with platform_with_app(tmp_path, {"lane": {"key": "event.data.k"}}) as made:
+        yield made
 
 
 async def test_a_run_handed_its_lane_calls_with_the_events_kept_at_its_creation(
