@@ -126,9 +126,11 @@ class Platform:
             result = job(tx)
             finish_hooks.settle(tx)  # what the runs it ended set off, in the same commit
             # Before the commit, on the writer: the writer's next job (the next event batch's)
-            # may claim these runs' first calls before this coroutine resumes. A run that does
-            # not commit leaves an entry no one asks for.
-            self.driver.remember_events(tx.trigger_events, tx.held_events)
+            # may claim these runs' first calls before this coroutine resumes.
+            if tx.trigger_events or tx.held_events:
+                self.driver.remember_events(tx.trigger_events, tx.held_events)
+                created = [*tx.trigger_events, *tx.held_events]
+                on_rollback(conn, lambda: self.driver.forget(created))
             return result
 
         result = await self.db.write(run)
@@ -144,13 +146,14 @@ class Platform:
 
     def _after_ended(self, done: list[Note]) -> None:
         """Calls in flight of a run just cancelled end now (cancelled in this process;
-        `_poll_cancels` finds those other processes cancel); a run that ended waiting in its
-        lane leaves the executor's held events."""
-        for note in done:
-            if note.what == RUN_FINISHED:
-                self.driver.forget_held(note.run_id or "")
-                if note.fields.get("status") == RunStatus.CANCELLED:
-                    self.driver.abort(note.run_id or "")
+        `_poll_cancels` finds those other processes cancel); the executor lets go of the
+        trigger events of every run that ended (some ended waiting in their lanes)."""
+        ended = [note for note in done if note.what == RUN_FINISHED and note.run_id]
+        for note in ended:
+            if note.fields.get("status") == RunStatus.CANCELLED:
+                self.driver.abort(note.run_id or "")
+        if ended:
+            self.driver.forget(note.run_id or "" for note in ended)
 
     def _app_of(self, item: q.Claimed) -> str | None:
         """The app a queue item calls (None for timers): the unit of the per-app call cap."""

@@ -11,7 +11,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -105,6 +105,9 @@ _REQUEST_PREFIX = secrets.token_hex(6)
 _REQUEST_COUNTER = itertools.count(1)
 EVENTS_CACHED = 4096  # runs whose trigger events are kept: they never change
 HELD_CACHED = 4096  # the same for runs waiting in FIFO lanes, kept apart (`remember_events`)
+# A held run's events kept this long are given up for a newer run's when the store is full:
+# the run may have been called by another process, or its creation rolled back.
+HELD_STALE_MS = 10 * 60 * 1000
 PREFETCHED_KEPT = 4096  # call states read at the claim and not yet used (bounds a leak)
 
 
@@ -137,7 +140,7 @@ class Driver:
         self.db, self.clock, self.client = db, clock, client
         self.registry, self.signing_key = registry, signing_key
         self._events: dict[str, list[Event]] = {}
-        self._held: dict[str, list[Event]] = {}
+        self._held: dict[str, tuple[int, list[Event]]] = {}  # run id -> (kept at, events)
         # run id -> the tasks awaiting its requests; `_aborted`: those `abort` cancelled
         self._calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
@@ -154,27 +157,44 @@ class Driver:
         """The trigger events of runs just created: their first call need not read them back.
         `held`: those of runs created waiting in their FIFO lanes, for their first call once
         the lane reaches them, kept apart: a long lane would push out the events of runs
-        about to be called for some that wait far behind. When that store is full, new ones
-        are not kept: the runs kept first are the first in line."""
+        about to be called for some that wait far behind. When that store is full, a new
+        run's are kept only in place of some kept for HELD_STALE_MS: the runs kept first are
+        the first in line."""
+        fresh = [(run_id, plain) for run_id in by_run if (plain := _plain(by_run, run_id))]
+        waiting = [(run_id, plain) for run_id in held or () if (plain := _plain(held, run_id))]
+        if not fresh and not waiting:
+            return
+        now = self.clock.now_ms() if waiting else 0
         with self._keeping:
-            for run_id in by_run:
-                plain = _plain(by_run, run_id)
-                if plain is not None:
-                    self._keep_events(run_id, plain)
-            for run_id in held or ():
-                plain = _plain(held, run_id)
-                if plain is not None and len(self._held) < HELD_CACHED:
-                    self._held[run_id] = plain
+            for run_id, events in fresh:
+                self._keep_events(run_id, events)
+            for run_id, events in waiting:
+                if len(self._held) >= HELD_CACHED:
+                    oldest = next(iter(self._held))
+                    if now - self._held[oldest][0] < HELD_STALE_MS:
+                        break
+                    del self._held[oldest]
+                self._held[run_id] = (now, events)
 
-    def forget_held(self, run_id: str) -> None:
-        """The run ended: if it ended waiting in line, its events are no longer wanted."""
+    def forget(self, run_ids: Iterable[str]) -> None:
+        """The runs ended, or their creation did not commit: their events are not wanted."""
         with self._keeping:
-            self._held.pop(run_id, None)
+            for run_id in run_ids:
+                self._held.pop(run_id, None)
+                self._events.pop(run_id, None)
 
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a
         large event is held as bytes)."""
         return parsed_events(self._events.get(run_id))
+
+    def _known(self, run_id: str) -> list[Event] | None:
+        """The run's events if held here (read without the lock: one lookup each)."""
+        kept = self._events.get(run_id)
+        if kept is not None:
+            return kept
+        held = self._held.get(run_id)
+        return None if held is None else held[1]
 
     def _keep_events(self, run_id: str, events: list[Event]) -> None:
         """Under `_keeping`."""
@@ -198,11 +218,7 @@ class Driver:
         states = {}
         for item in items:
             if item.kind == QueueKind.EXEC and item.run_id is not None:
-                known = (
-                    self._events.get(item.run_id)
-                    or self._held.get(item.run_id)  # a writer thread only reads it
-                    or _plain(created, item.run_id)
-                )
+                known = self._known(item.run_id) or _plain(created, item.run_id)
                 states[item.id] = load_call_state(conn, item.run_id, known, run)
         with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
@@ -256,7 +272,7 @@ class Driver:
 
     async def _state(self, item: q.Claimed) -> CallState | None:
         run_id = item.run_id or ""
-        known = self._events.get(run_id) or self._held.get(run_id)
+        known = self._known(run_id)
         with self._keeping:
             prefetched = item.id in self._prefetched
             state = self._prefetched.pop(item.id, None)

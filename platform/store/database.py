@@ -179,23 +179,31 @@ class Database:
 
     def _write_loop(self) -> None:
         conn = self.engine.connect()
-        conn.info[WRITER] = True
-        if self.checkpointer is not None:
-            # on the driver's connection: through SQLAlchemy it would begin a transaction
-            driver = conn.connection.driver_connection
-            driver.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
-            # Each job of a group runs under a savepoint, so SQLite keeps the page images it
-            # would roll back to in a statement journal, spilled to a temporary file past 64
-            # KiB: about 20 page writes (system calls) a run. Kept in memory, each is a copy.
-            # Only here: a reader's large sort keeps its temporary b-tree on disk.
-            driver.execute("PRAGMA temp_store=MEMORY")  # type: ignore[union-attr]
         try:
             while (group := self._take_group()) is not None:
+                if not conn.info.get(WRITER):  # a new driver connection (one was replaced)
+                    self._make_writer(conn)
                 self._run_group(conn, group)
                 if self.checkpointer is not None:
                     self.checkpointer.committed()
         finally:
             conn.close()
+
+    def _make_writer(self, conn: Connection) -> None:
+        """Set up the writer's connection. Its `info` is the driver connection's: a
+        connection SQLAlchemy replaced (after an invalidating error) comes back without
+        the flag, and is set up again."""
+        conn.info[WRITER] = True
+        if self.checkpointer is None:
+            return
+        # on the driver's connection: through SQLAlchemy it would begin a transaction
+        driver = conn.connection.driver_connection
+        driver.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
+        # Each job of a group runs under a savepoint, so SQLite keeps the page images it would
+        # roll back to in a statement journal, spilled to a temporary file past 64 KiB: about
+        # 20 page writes (system calls) a run. Kept in memory, each is a copy. Only here: a
+        # reader's large sort keeps its temporary b-tree on disk.
+        driver.execute("PRAGMA temp_store=MEMORY")  # type: ignore[union-attr]
 
     def _take_group(self) -> list[_Pending] | None:
         first = self._jobs.get()

@@ -79,12 +79,13 @@ _AHEAD = (
     .subquery()
 )
 _DUE_AHEAD = Fast(select(func.max(_AHEAD.c.next_at <= _p("now")), func.count()).select_from(_AHEAD))
-# Past a full window of lanes as old, none due: the due lanes, looked through for one as old.
-_ANY_DUE_AS_OLD = Fast(
-    select(lanes.c.lane)
-    .where(lanes.c.next_at <= _p("now"), off_index(lanes.c.head_score) <= _p("score"))
-    .limit(1)
+# Past a full window of lanes as old, none due: up to DUE_LOOKED due lanes (by due time), for
+# the lowest head score among them.
+DUE_LOOKED = 1024
+_DUE_SAMPLE = (
+    select(lanes.c.head_score).where(lanes.c.next_at <= _p("now")).limit(DUE_LOOKED).subquery()
 )
+_LOWEST_DUE = Fast(select(func.count(), func.min(_DUE_SAMPLE.c.head_score)))
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
@@ -107,14 +108,15 @@ def due_before(conn: Connection, now: int, score: int) -> bool:
     """Whether a due lane's head has a head score of `score` or lower: work that a claim
     would take before an item of that score. Only a look: on PostgreSQL no lane is locked
     (another process's claimer may take it meanwhile). On SQLite one bounded walk of the
-    lanes as old, and only past a full window of them, none due, a look through the due
-    lanes (as the claim's sort does)."""
+    lanes as old; only past a full window of them, none due, a bounded look through the due
+    lanes. Past both bounds it answers yes: the item is left to the claim, which finds the
+    oldest work itself."""
     if conn.dialect.name == "sqlite":
-        params = {"b_score": score, "b_now": now}
-        due, seen = _DUE_AHEAD.first(conn, params)
+        due, seen = _DUE_AHEAD.first(conn, {"b_score": score, "b_now": now})
         if due or int(seen) <= WINDOW:
             return bool(due)
-        return _ANY_DUE_AS_OLD.first(conn, params) is not None
+        looked, lowest = _LOWEST_DUE.first(conn, {"b_now": now})
+        return int(looked) >= DUE_LOOKED or (lowest is not None and int(lowest) <= score)
     lowest = _FIRST_DUE_SCORE.scalar(conn, {"b_now": now})
     return lowest is not None and int(lowest) <= score
 

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, insert, text
 from weir.platform.store import due_lanes as d
 from weir.platform.store.schema import lanes
 
+from tests.support.backends import ONLY_SQLITE
 from tests.support.store_kit import Store
 
 NOW = 1_000_000
@@ -124,9 +125,20 @@ def test_due_before_finds_older_due_work_in_and_past_the_window(store: Store, se
 
 def test_due_before_looks_past_a_window_of_lanes_in_flight(store: Store) -> None:
     in_flight = [(f"busy{i:04}", NOW + 30_000, i) for i in range(d.WINDOW + 10)]
-    _put(store, [*in_flight, ("young", NOW, 50_000)])
+    young = [(f"young{i:04}", NOW, 50_000 + i) for i in range(d.DUE_LOOKED - 1)]
+    _put(store, [*in_flight, *young])
     assert store.write(lambda c: d.due_before(c, NOW, 49_999)) is False  # none as old is due
-    _put(store, [*in_flight, ("old", NOW, d.WINDOW + 5), ("young", NOW, 50_000)])
+    _put(store, [*in_flight, ("old", NOW, d.WINDOW + 5), *young])
+    assert store.write(lambda c: d.due_before(c, NOW, 49_999)) is True
+
+
+@ONLY_SQLITE
+def test_due_before_on_sqlite_answers_yes_past_both_of_its_bounds(store: Store) -> None:
+    # a full window of older lanes, none due, and DUE_LOOKED due lanes looked at: a yes,
+    # which only leaves the item to the claim (PostgreSQL's one statement is exact)
+    in_flight = [(f"busy{i:04}", NOW + 30_000, i) for i in range(d.WINDOW + 10)]
+    young = [(f"young{i:04}", NOW, 50_000 + i) for i in range(d.DUE_LOOKED)]
+    _put(store, [*in_flight, *young])
     assert store.write(lambda c: d.due_before(c, NOW, 49_999)) is True
 
 

@@ -66,6 +66,35 @@ async def test_a_runs_events_are_known_to_the_next_write_before_its_creator_resu
     assert seen is not None and seen[0]["data"] == {"n": 1}
 
 
+class Fatal(BaseException):
+    """Not an Exception: escapes its job's savepoint and rolls back the whole group."""
+
+
+async def test_the_events_of_runs_whose_creation_rolled_back_are_let_go(weir: Platform) -> None:
+    incoming = parse_body(json.dumps({"name": "t/go", "data": {"n": 2}}).encode(), 0)
+    made: list[str] = []
+    gate = threading.Event()
+
+    def create(tx: Tx) -> None:
+        events.accept(tx, incoming)
+        made.extend(tx.trigger_events)
+
+    def fatal(_: Tx) -> None:
+        raise Fatal("the group does not commit")
+
+    blocker = asyncio.ensure_future(weir.write(lambda _: gate.wait(10)))
+    await asyncio.sleep(0.05)  # the writer holds the blocker
+    created = asyncio.ensure_future(weir.write(create))
+    failing = asyncio.ensure_future(weir.write(fatal))
+    await asyncio.sleep(0)  # both queued behind it: one group, which the second aborts
+    gate.set()
+    await blocker
+    outcomes = await asyncio.gather(created, failing, return_exceptions=True)
+    assert all(isinstance(outcome, Fatal) for outcome in outcomes)
+    assert made and weir.driver.known_events(made[0]) is None
+    assert weir.db.read_sync(lambda c: run_records.get_run(c, made[0])) is None
+
+
 def test_the_event_route_has_no_dependency_run_on_the_thread_pool() -> None:
     # FastAPI runs a plain `def` dependency through its thread pool: a thread hop before the
     # route. The event route's are coroutine functions.

@@ -1,11 +1,19 @@
-"""The trigger events of runs waiting in FIFO lanes, kept apart from the others: bounded,
-the first kept when full, gone once the run is called or has ended."""
+"""The trigger events of runs waiting in FIFO lanes, kept apart from the others: bounded, the
+first kept when full (until they grow stale), gone once the run is called or has ended."""
 
 from typing import Any
 
 import pytest
 from weir.platform.executor import driver as driver_module
-from weir.platform.executor.driver import Driver
+from weir.platform.executor.driver import HELD_STALE_MS, Driver
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.ms = 1_000_000
+
+    def now_ms(self) -> int:
+        return self.ms
 
 
 def events(n: int) -> list[dict[str, Any]]:
@@ -13,29 +21,37 @@ def events(n: int) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def made() -> Driver:
-    return Driver(None, None, None, lambda: None)  # type: ignore[arg-type]
+def clock() -> Clock:
+    return Clock()
 
 
-def test_when_full_the_first_runs_in_line_stay_kept(
-    made: Driver, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def made(clock: Clock) -> Driver:
+    return Driver(None, clock, None, lambda: None)  # type: ignore[arg-type]
+
+
+def kept(made: Driver, *run_ids: str) -> list[list[dict[str, Any]] | None]:
+    return [made._known(run_id) for run_id in run_ids]  # type: ignore[misc]
+
+
+def test_when_full_the_first_runs_in_line_stay_kept_until_they_grow_stale(
+    made: Driver, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(driver_module, "HELD_CACHED", 3)
     made.remember_events({}, {f"r{n}": events(n) for n in range(5)})
-    assert [made._held.get(f"r{n}") for n in range(5)] == [
-        events(0),
-        events(1),
-        events(2),
-        None,  # the line's front is what the next handovers need: the tail waits its turn
-        None,
-    ]
+    # the line's front is what the next handovers need: the tail waits its turn
+    assert kept(made, "r0", "r1", "r2", "r3", "r4") == [events(0), events(1), events(2), None, None]
+    clock.ms += HELD_STALE_MS  # e.g. called by another process: never taken here
+    made.remember_events({}, {"r5": events(5)})
+    assert kept(made, "r0", "r1", "r5") == [None, events(1), events(5)]
 
 
-def test_a_run_leaves_the_held_events_once_called_or_ended(made: Driver) -> None:
+def test_a_run_leaves_the_events_once_called_or_ended(made: Driver) -> None:
     held = {"called": events(1), "ended": events(2), "large": [b"{}"]}
-    made.remember_events({}, held)  # type: ignore[arg-type]
-    assert "large" not in made._held  # a large event is sent as canonical bytes: read back
-    made._keep_events("called", events(1))  # its first call: kept with the others from now
+    made.remember_events({"running": events(3)}, held)  # type: ignore[arg-type]
+    assert kept(made, "large") == [None]  # a large event is sent as canonical bytes: read back
+    with made._keeping:
+        made._keep_events("called", events(1))  # its first call: kept with the others from now
     assert made.known_events("called") == events(1) and "called" not in made._held
-    made.forget_held("ended")
-    assert made._held == {}
+    made.forget(["ended", "running"])  # ended (or their creation did not commit)
+    assert kept(made, "ended", "running", "called") == [None, None, events(1)]

@@ -14,7 +14,7 @@ from weir.platform.service import Platform
 from weir.platform.settings import Settings
 from weir.platform.store import run_records
 
-from tests.unit.platform.test_event_to_first_call import sync_payload
+from tests.support.loopback_app import sync_payload
 
 APP_URL = "http://127.0.0.1:9/api/inngest"  # never called: the runs are only admitted
 
@@ -49,7 +49,7 @@ async def test_an_event_queued_behind_a_sync_is_admitted_by_its_functions(
 async def test_an_event_queued_behind_an_app_removal_starts_nothing(weir: Platform) -> None:
     await weir.register(sync_payload(APP_URL))
     body = json.dumps({"name": "t/go", "data": {}}).encode()
-    removal = asyncio.create_task(weir.delete_app("fast"))
+    removal = asyncio.create_task(weir.delete_app("loopback"))
     await asyncio.sleep(0)
     [event_id] = await weir.send_events(body)
     assert await removal is True
