@@ -160,8 +160,8 @@ class Driver:
         about to be called for some that wait far behind. When that store is full, a new
         run's are kept only in place of some kept for HELD_STALE_MS: the runs kept first are
         the first in line."""
-        fresh = [(run_id, plain) for run_id in by_run if (plain := _plain(by_run, run_id))]
-        waiting = [(run_id, plain) for run_id in held or () if (plain := _plain(held, run_id))]
+        fresh = [(r, plain) for r in by_run if (plain := _plain(by_run, r)) is not None]
+        waiting = [(r, plain) for r in held or () if (plain := _plain(held, r)) is not None]
         if not fresh and not waiting:
             return
         now = self.clock.now_ms() if waiting else 0

@@ -5,7 +5,7 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,31 +38,39 @@ async def test_an_events_first_call_is_under_way_when_the_event_is_acknowledged(
         await asyncio.sleep(0.05)  # the run completes; the connection stays open
 
 
+async def one_group(weir: Platform, *jobs: Callable[[Tx], Any]) -> list[Any]:
+    """Run `jobs` in one group of the writer (held by a blocker until all are queued): each
+    one's result or exception, delivered once the whole group has run."""
+    gate = threading.Event()
+    blocker = asyncio.ensure_future(weir.write(lambda _: gate.wait(10)))
+    await asyncio.sleep(0.05)  # the writer holds the blocker
+    queued = [asyncio.ensure_future(weir.write(job)) for job in jobs]
+    await asyncio.sleep(0)  # each task has queued its job behind the blocker
+    gate.set()
+    await blocker
+    return await asyncio.gather(*queued, return_exceptions=True)
+
+
+def creating(made: list[str], n: int) -> Callable[[Tx], None]:
+    """A job accepting one event of `t/go`; the run it makes is added to `made` (by the
+    writer thread, inside the job)."""
+    incoming = parse_body(json.dumps({"name": "t/go", "data": {"n": n}}).encode(), 0)
+
+    def create(tx: Tx) -> None:
+        events.accept(tx, incoming)
+        made.extend(tx.trigger_events)
+
+    return create
+
+
 async def test_a_runs_events_are_known_to_the_next_write_before_its_creator_resumes(
     weir: Platform,
 ) -> None:
     # The writer takes the next job (the next event batch, whose claim may take these runs'
     # first calls) right after this one, before the coroutine that sent this one resumes:
     # the runs' events must be known to the executor by then.
-    incoming = parse_body(json.dumps({"name": "t/go", "data": {"n": 1}}).encode(), 0)
-    made: list[str] = []  # written by the first job, on the writer thread
-    gate = threading.Event()
-
-    def create(tx: Tx) -> None:
-        events.accept(tx, incoming)
-        made.extend(tx.trigger_events)
-
-    def look(_: Tx) -> list[dict[str, Any]] | None:
-        return weir.driver.known_events(made[0])
-
-    blocker = asyncio.ensure_future(weir.write(lambda _: gate.wait(10)))
-    await asyncio.sleep(0.05)  # the writer holds the blocker
-    first = asyncio.ensure_future(weir.write(create))
-    second = asyncio.ensure_future(weir.write(look))
-    await asyncio.sleep(0)  # both queued behind it: one group, delivered after both ran
-    gate.set()
-    await asyncio.gather(blocker, first)
-    seen = await second
+    made: list[str] = []
+    _, seen = await one_group(weir, creating(made, 1), lambda _: weir.driver.known_events(made[0]))
     assert seen is not None and seen[0]["data"] == {"n": 1}
 
 
@@ -71,25 +79,12 @@ class Fatal(BaseException):
 
 
 async def test_the_events_of_runs_whose_creation_rolled_back_are_let_go(weir: Platform) -> None:
-    incoming = parse_body(json.dumps({"name": "t/go", "data": {"n": 2}}).encode(), 0)
     made: list[str] = []
-    gate = threading.Event()
-
-    def create(tx: Tx) -> None:
-        events.accept(tx, incoming)
-        made.extend(tx.trigger_events)
 
     def fatal(_: Tx) -> None:
         raise Fatal("the group does not commit")
 
-    blocker = asyncio.ensure_future(weir.write(lambda _: gate.wait(10)))
-    await asyncio.sleep(0.05)  # the writer holds the blocker
-    created = asyncio.ensure_future(weir.write(create))
-    failing = asyncio.ensure_future(weir.write(fatal))
-    await asyncio.sleep(0)  # both queued behind it: one group, which the second aborts
-    gate.set()
-    await blocker
-    outcomes = await asyncio.gather(created, failing, return_exceptions=True)
+    outcomes = await one_group(weir, creating(made, 2), fatal)
     assert all(isinstance(outcome, Fatal) for outcome in outcomes)
     assert made and weir.driver.known_events(made[0]) is None
     assert weir.db.read_sync(lambda c: run_records.get_run(c, made[0])) is None

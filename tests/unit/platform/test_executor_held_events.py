@@ -55,3 +55,8 @@ def test_a_run_leaves_the_events_once_called_or_ended(made: Driver) -> None:
     assert made.known_events("called") == events(1) and "called" not in made._held
     made.forget(["ended", "running"])  # ended (or their creation did not commit)
     assert kept(made, "ended", "running", "called") == [None, None, events(1)]
+
+
+def test_a_run_with_no_trigger_events_is_known_to_have_none(made: Driver) -> None:
+    made.remember_events({"cron": []}, {"cron-held": []})  # e.g. started by a schedule
+    assert kept(made, "cron", "cron-held") == [[], []]  # nothing to read back
