@@ -227,7 +227,11 @@ class Platform:
 
     async def reload(self) -> None:
         ticket = next(self._reads_of_registry)
-        self._install(ticket, await self.db.read(_registry))
+        await self._adopt(ticket, await self.db.read(_registry))
+
+    async def _adopt(self, ticket: int, registry: Registry) -> None:
+        """Install a registry read under `ticket`, then make sure its schedules tick."""
+        self._install(ticket, registry)
         await self.write(lambda tx: cron.ensure_ticks(tx))
 
     def _install(self, ticket: int, registry: Registry) -> Callable[[], None] | None:
@@ -458,8 +462,7 @@ class Platform:
         except Exception:  # its group did not commit: what it read may not hold
             await self.reload()
             return
-        self._install(ticket, registry)
-        await self.write(lambda tx: cron.ensure_ticks(tx))
+        await self._adopt(ticket, registry)
 
     async def _sync_at_start(self, url: str) -> None:
         """Apps named at start may still be booting, or be started later: keep asking, less

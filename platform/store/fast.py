@@ -13,7 +13,7 @@ SQLAlchemy's rows); SQLite hands back booleans as 0/1, so readers wrap them in `
 """
 
 from collections import namedtuple
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, literal_column
@@ -30,6 +30,13 @@ def param(name: str) -> Any:
     """A statement's bind parameter, passed as `b_<name>`: the prefix keeps bind names apart
     from column names, which UPDATE and INSERT would take them for."""
     return bindparam(f"b_{name}")
+
+
+def constants(values: Iterable[str]) -> list[ColumnElement[Any]]:
+    """`values` written into the statement as SQL string literals, for an IN list: a `Fast`
+    statement takes no expanding IN parameter. Only for constants of the code (an enum's
+    values), never input."""
+    return [literal_column(f"'{value}'") for value in values]
 
 
 def off_index(column: Any) -> ColumnElement[Any]:

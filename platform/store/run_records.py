@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import BigInteger, Connection, Row, bindparam, func, insert, literal, select, update
-from weir.platform.store.fast import Fast
+from sqlalchemy import BigInteger, Connection, Row, bindparam, func, insert, select, update
+from weir.platform.store.fast import Fast, constants
 from weir.platform.store.fifo import LANE_KEY
 from weir.platform.store.queue import Limit, limits_from_json
 from weir.platform.store.schema import event_runs, runs
@@ -40,7 +40,7 @@ _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed c
 _LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
 
 
-_LIVE = runs.c.status.not_in([literal(status.value) for status in ENDED])
+_LIVE = runs.c.status.not_in(constants(ENDED))
 _HANDED = update(runs).where(runs.c.id == bindparam("b_id"), _LIVE)
 # SQLite sets the lane's fence inside the stored keys itself (json_set).
 _FENCE_PATH = f"$.{LANE_KEY}.fence"

@@ -3,21 +3,19 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, delete, insert, literal_column, select
-from weir.platform.store.fast import Fast
+from sqlalchemy import Connection, Row, bindparam, delete, insert, select
+from weir.platform.store.fast import Fast, constants
 from weir.platform.store.schema import waits
 from weir.platform.vocabulary import WaitKind
 
 # Invoke waits share the name of the event that ends them (function.finished) but are found
-# by correlation id: matching passes them over, through the index (migration 0015). The kinds
-# are written into the statement (constants of an enum, never input): `Fast` takes no
-# expanding IN parameter.
+# by correlation id: matching passes them over, through the index (migration 0015).
 _MATCHED_KINDS = (WaitKind.WAIT, WaitKind.CANCEL)
 _WAITS_FOR_EVENT = Fast(
     select(waits)
     .where(
         waits.c.event_name == bindparam("name"),
-        waits.c.kind.in_([literal_column(f"'{kind}'") for kind in _MATCHED_KINDS]),
+        waits.c.kind.in_(constants(_MATCHED_KINDS)),
         waits.c.created_at < bindparam("at"),
     )
     .order_by(waits.c.id)
