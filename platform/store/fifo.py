@@ -9,13 +9,12 @@ same transaction, and the lane's `fence` goes up by one: a token that only ever 
 across processes and restarts (the lane row is never deleted).
 """
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import dialect
+from weir.platform.store import dialect, json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.fast import param as _p
 from weir.platform.store.schema import fifo_lanes, fifo_members, queue
@@ -178,7 +177,7 @@ def join(
         "seq": int(row.next_seq) - 1,  # the number it has just taken
         "run_id": run_id,
         "start_at": start_at,
-        "payload": json.dumps(payload),
+        "payload": json_text.dumps(payload),
     }
     _ADD_MEMBER.run(conn, member)
     return Joined(holder=str(row.holder), fence=None)
@@ -203,7 +202,7 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
         return None  # nobody in line: the lane stays free
     hold = {"b_lane": lane, "b_holder": nxt.run_id, "b_now": now}
     fence = _HOLD.scalar(conn, hold)
-    return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json.loads(nxt.payload))
+    return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json_text.loads(nxt.payload))
 
 
 def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Handoff | None:
@@ -215,7 +214,7 @@ def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Hando
     if row.holder is None:
         return None  # nobody in line: the lane stays free
     nxt = _TAKE_MEMBER.first(conn, {"b_lane": lane, "b_run": row.holder})
-    return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json.loads(nxt.payload))
+    return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json_text.loads(nxt.payload))
 
 
 def _leave_line(conn: Connection, lane: str, run_id: str) -> None:

@@ -29,7 +29,6 @@ read with the key's count under its lock).
 """
 
 import itertools
-import json
 import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
@@ -47,7 +46,14 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from weir.platform.store import capacity, dialect, fences, rolling_windows, start_throttle
+from weir.platform.store import (
+    capacity,
+    dialect,
+    fences,
+    json_text,
+    rolling_windows,
+    start_throttle,
+)
 from weir.platform.store.due_lanes import due_before, due_lanes, not_skipped
 from weir.platform.store.fast import Fast, off_index
 from weir.platform.store.fast import param as _p
@@ -418,7 +424,7 @@ def _row(item: NewItem) -> dict[str, Any]:
         "available_at": item.available_at,
         "score": item.score,
         "lane": item.lane,
-        "payload": json.dumps(item.payload),
+        "payload": json_text.dumps(item.payload),
         "dedupe": item.dedupe,
         "created_at": item.available_at,
     }
@@ -439,7 +445,7 @@ _NO_LIMITS = "[]"
 
 
 def _limits_json(limits: tuple[Limit, ...]) -> str:
-    return json.dumps([list(pair) for pair in limits]) if limits else _NO_LIMITS
+    return json_text.dumps([list(pair) for pair in limits]) if limits else _NO_LIMITS
 
 
 CLAIM_PASSES = 3  # looks at the due lanes per claim, while the lanes looked at fell short
@@ -509,7 +515,7 @@ def claim(
 def _limits(lane_row: Any) -> tuple[Limit, ...]:
     if lane_row.limits == _NO_LIMITS:
         return ()
-    return limits_from_json(json.loads(lane_row.limits))
+    return limits_from_json(json_text.loads(lane_row.limits))
 
 
 @dataclass(frozen=True)
@@ -527,7 +533,7 @@ def _claim_lane(
     items = _due_items(conn, lane, now, room.items) if room.items > 0 else []
     claimed: list[Claimed] = []
     for row in items:
-        payload = json.loads(row.payload)
+        payload = json_text.loads(row.payload)
         throttled = start_throttle.window(payload)  # the throttle's period window
         verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
         if verdict.start:
@@ -804,7 +810,7 @@ def _next_holder(conn: Connection, item: Claimed, now: int, lease_ms: int) -> Cl
     if not _room_kept(conn, item, now):
         return None
     row = rows[0]
-    payload = json.loads(row.payload)
+    payload = json_text.loads(row.payload)
     throttled = start_throttle.window(payload)
     if not rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled).start:
         return None

@@ -2,12 +2,12 @@
 that create, read and change a run (no other package sees a `runs` row).
 """
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import BigInteger, Connection, Row, bindparam, func, insert, select, update
+from weir.platform.store import json_text
 from weir.platform.store.fast import Fast, constants
 from weir.platform.store.fifo import LANE_KEY
 from weir.platform.store.queue import Limit, limits_from_json
@@ -140,14 +140,14 @@ def run_from_row(row: Row[Any] | Any) -> Run:
         correlation_id=row.correlation_id,
         started_at=_int(row.started_at),
         ended_at=_int(row.ended_at),
-        output=json.loads(row.output) if row.output is not None else None,
-        keys=json.loads(row.keys) if row.keys and row.keys != "{}" else {},
+        output=json_text.loads(row.output) if row.output is not None else None,
+        keys=json_text.loads(row.keys) if row.keys and row.keys != "{}" else {},
         force_plan=bool(row.force_plan),
         pending=tuple(PendingStep(str(p["id"]), bool(p.get("race"))) for p in pending),
         step_count=int(row.step_count),
         state_bytes=int(row.state_bytes),
         cancel_requested=bool(row.cancel_requested),
-        waiting=json.loads(row.waiting) if row.waiting else None,
+        waiting=json_text.loads(row.waiting) if row.waiting else None,
         warnings=tuple(_list(row.warnings)),
     )
 
@@ -155,7 +155,7 @@ def run_from_row(row: Row[Any] | Any) -> Run:
 # A row is decoded for nearly every transition, and most of its JSON columns hold an empty
 # list or one event id: those are read without the JSON decoder (a few µs a column).
 def _list(text: str) -> list[Any]:
-    return [] if text == "[]" else list(json.loads(text))
+    return [] if text == "[]" else list(json_text.loads(text))
 
 
 def _ids(text: str) -> tuple[str, ...]:
@@ -163,7 +163,7 @@ def _ids(text: str) -> tuple[str, ...]:
     inner = text[2:-2]
     if text[:2] == '["' and text[-2:] == '"]' and '"' not in inner and "\\" not in inner:
         return (inner,)
-    return tuple(json.loads(text))
+    return tuple(json_text.loads(text))
 
 
 def _int(value: Any) -> int | None:
@@ -171,11 +171,11 @@ def _int(value: Any) -> int | None:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    return json_text.dumps(value)
 
 
 def _pending_json(pending: Iterable[PendingStep]) -> str:
-    return json.dumps([{"id": p.id, "race": p.race} for p in pending])
+    return json_text.dumps([{"id": p.id, "race": p.race} for p in pending])
 
 
 # -- reads -------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def insert_run(conn: Connection, new: NewRun) -> None:
         "id": new.id,
         "function_id": new.function_id,
         "status": RunStatus.QUEUED,
-        "event_ids": json.dumps(list(new.event_ids)),
+        "event_ids": json_text.dumps(list(new.event_ids)),
         "batch_id": new.batch_id,
         "cron": new.cron,
         "original_run_id": new.original_run_id,
@@ -215,9 +215,9 @@ def insert_run(conn: Connection, new: NewRun) -> None:
         "created_at": new.created_at,
         "score": new.score,
         "lane": new.lane,
-        "keys": json.dumps(new.keys),
-        "waiting": json.dumps(new.waiting) if new.waiting else None,
-        "warnings": json.dumps(list(new.warnings)),
+        "keys": json_text.dumps(new.keys),
+        "waiting": json_text.dumps(new.waiting) if new.waiting else None,
+        "warnings": json_text.dumps(list(new.warnings)),
     }
     _INSERT_RUN.run(conn, row)
     links = [{"event_id": e, "run_id": new.id} for e in dict.fromkeys(new.event_ids)]
@@ -234,7 +234,7 @@ def mark_started(conn: Connection, run_id: str, at: int) -> None:
 
 def set_waiting(conn: Connection, run_id: str, waiting: dict[str, Any] | None) -> None:
     """Why the run is not moving (None: it is)."""
-    _update(conn, run_id, waiting=json.dumps(waiting) if waiting else None)
+    _update(conn, run_id, waiting=json_text.dumps(waiting) if waiting else None)
 
 
 def lane_handed(conn: Connection, run_id: str, fence: int) -> Run | None:
@@ -249,7 +249,7 @@ def lane_handed(conn: Connection, run_id: str, fence: int) -> Run | None:
         return None
     run = run_from_row(row)
     keys = {**run.keys, LANE_KEY: {**run.keys[LANE_KEY], "fence": fence}}
-    _update(conn, run_id, keys=json.dumps(keys))
+    _update(conn, run_id, keys=json_text.dumps(keys))
     return replace(run, keys=keys)
 
 

@@ -1,13 +1,13 @@
 """A run's memoized steps and its timeline (history) as records: each row decoded once, here,
 and the writes that add them (`save_memo`, `save_memos`, `add_history`, `close_history`)."""
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.store import json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import history, steps
 from weir.platform.vocabulary import HistoryKind, StepStatus
@@ -125,7 +125,7 @@ def step_from_row(row: Row[Any] | Any) -> Step:
         seq=int(row.seq),
         name=row.name or "",
         op=row.op,
-        memo=json.loads(row.memo),
+        memo=json_text.loads(row.memo),
         at=int(row.at),
     )
 
@@ -142,7 +142,7 @@ def history_from_row(row: Row[Any]) -> HistoryEntry:
         status=StepStatus(row.status),
         started_at=int(row.started_at),
         ended_at=None if row.ended_at is None else int(row.ended_at),
-        detail=detail_from(json.loads(row.detail or "{}")),
+        detail=detail_from(json_text.loads(row.detail or "{}")),
     )
 
 
@@ -271,7 +271,7 @@ def add_history(
         "step_id": step_id,
         "name": name,
         "attempt": attempt,
-        "detail": json.dumps(detail or {}, separators=(",", ":")),
+        "detail": json_text.dumps(detail or {}),
     }
     _INSERT_HISTORY.run(conn, row)
 
