@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, literal_column
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine.default import DefaultDialect
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.base import Executable
@@ -67,6 +68,12 @@ class Fast:
     def _compiled(self, dialect: Dialect) -> _Compiled:
         found = self._by_dialect.get(dialect.name)
         if found is None:
+            if type(dialect).get_driver_connection is not DefaultDialect.get_driver_connection:
+                # `_execute` takes the pool's DB-API connection for the driver's own
+                raise ValueError(
+                    f"{dialect.name}+{dialect.driver} wraps its driver's connection; fast"
+                    " statements need a driver that is its own DB-API (sqlite3, psycopg)"
+                )
             target = _SQLITE_NAMED if dialect.name == "sqlite" else dialect
             compiled = self.stmt.compile(dialect=target, column_keys=self.column_keys)  # type: ignore[attr-defined]
             if compiled.post_compile_params or compiled.literal_execute_params:
@@ -78,25 +85,30 @@ class Fast:
             found = self._by_dialect[dialect.name] = _Compiled(compiled.string, defaults)
         return found
 
-    def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
-        """Execute; returns the DB-API cursor (rowcount, fetch*)."""
-        compiled = self._compiled(conn.dialect)
+    def _execute(self, conn: Connection, params: Mapping[str, Any] | None) -> tuple[_Compiled, Any]:
+        # Run for nearly every statement of a transition: each lookup here is paid ~20 times.
+        compiled = self._by_dialect.get(conn.dialect.name) or self._compiled(conn.dialect)
         values = params or {}
         if compiled.defaults:
             values = {**compiled.defaults, **values}
         if not conn.in_transaction():
             conn.begin()  # a reader's snapshot, as SQLAlchemy's autobegin would take it
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        # the driver's connection itself (`_compiled` refuses dialects that adapt it)
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             cursor.execute(compiled.sql, values)
         except conn.dialect.loaded_dbapi.Error as exc:
             raise DBAPIError.instance(
                 compiled.sql, values, exc, conn.dialect.loaded_dbapi.Error
             ) from exc
-        return cursor
+        return compiled, cursor
 
-    def _row_type(self, conn: Connection, cursor: Any) -> Any:
-        compiled = self._compiled(conn.dialect)
+    def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
+        """Execute; returns the DB-API cursor (rowcount, fetch*)."""
+        return self._execute(conn, params)[1]
+
+    @staticmethod
+    def _row_type(compiled: _Compiled, cursor: Any) -> Any:
         if compiled.row_type is None:
             names = [d[0] for d in cursor.description]
             compiled.row_type = namedtuple("Row", names, rename=True)  # type: ignore[misc]
@@ -104,23 +116,23 @@ class Fast:
 
     def first(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
         """The first row as a named tuple, or None."""
-        cursor = self.run(conn, params)
+        compiled, cursor = self._execute(conn, params)
         row = cursor.fetchone()
         if row is None:
             return None
-        return self._row_type(conn, cursor)._make(row)
+        return self._row_type(compiled, cursor)._make(row)
 
     def all(self, conn: Connection, params: Mapping[str, Any] | None = None) -> list[Any]:
-        cursor = self.run(conn, params)
+        compiled, cursor = self._execute(conn, params)
         rows = cursor.fetchall()
         if not rows:
             return []
-        make = self._row_type(conn, cursor)._make
+        make = self._row_type(compiled, cursor)._make
         return [make(r) for r in rows]
 
     def scalar(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
         """The first column of the first row, or None."""
-        row = self.run(conn, params).fetchone()
+        row = self._execute(conn, params)[1].fetchone()
         return None if row is None else row[0]
 
     def rowcount(self, conn: Connection, params: Mapping[str, Any] | None = None) -> int:
@@ -135,7 +147,7 @@ class Fast:
             rows = [{**compiled.defaults, **r} for r in rows]
         if not conn.in_transaction():
             conn.begin()
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             cursor.executemany(compiled.sql, rows)
         except conn.dialect.loaded_dbapi.Error as exc:
