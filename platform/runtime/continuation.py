@@ -2,13 +2,17 @@
 takes its next item there, and an event's first calls are claimed where the event is accepted.
 
 The worker is free once the answer is applied, so it takes its next item in the transaction
-that freed it instead of waiting for a claim of its own: the run's own next call when nothing
-stands in its way (`runs.enqueue_call`), else the next due item. What the run's end sets off
-(`finish_hooks.settle`: the next run of its FIFO lane, a singleton's release) is applied first,
-so the item it makes due is the one taken: a lane hands over with no claim in between.
-A finished call's concurrency slots go the same way: kept, not freed, they pass to the next
-call of its queue lane (`queue.hand_on`), so a hot key's runs follow each other with no wake,
-claim and re-park of the lane in between.
+that freed it when that item is already known there: the run's own next call when nothing
+stands in its way (`runs.enqueue_call`). What the run's end sets off (`finish_hooks.settle`:
+the next run of its FIFO lane, a singleton's release) is applied first, so a lane hands over
+to the worker with no claim in between. A finished call's concurrency slots go the same way:
+kept, not freed, they pass to the next call of its queue lane (`queue.hand_on`), so a hot
+key's runs follow each other with no wake, claim and re-park of the lane in between.
+
+Any other due work is left to the scheduler's claim, woken as the worker ends: one claim takes
+items for every worker freed by a group commit. A claim of one item per freed worker, here,
+cost five statements an item (the due lanes twice, the lane's items, the lease, the lane's
+head); one claim of thirty costs about one and a tenth (bench/RESULTS.md, session 17).
 """
 
 from collections.abc import Collection
@@ -32,9 +36,10 @@ def apply_answer(
     take_next: bool = True,
 ) -> q.Claimed | None:
     """Apply `outcome` to `item`'s run; the item the caller works on next, leased to it, if
-    any. `skip`: functions whose calls the caller may not take (of apps it calls as much as
-    it may); `take_next`: False when the caller stops (it only takes the run's own next call,
-    which the stopping scheduler hands back)."""
+    the transaction made one (the run's next call, a lane's next run or next call). `skip`:
+    functions whose calls the caller may not take (of apps it calls as much as it may);
+    `take_next`: False when the caller stops (it only takes the run's own next call, which
+    the stopping scheduler hands back)."""
     tx.continue_run, tx.lease_ms, tx.takes_next = item.run_id, lease_ms, take_next
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)
@@ -42,8 +47,6 @@ def apply_answer(
         _free_kept(tx)
         return tx.continued
     nxt = _hand_on(tx, lease_ms, skip)
-    if nxt is None:
-        nxt = next(iter(q.claim(tx.conn, tx.now, 1, lease_ms, skip, tx.clock)), None)
     if nxt is not None:
         tx.claimed_here([nxt])
     return nxt
