@@ -215,11 +215,14 @@ class Driver:
         dict is written here; the event loop pops from it. `created`: the trigger events of
         runs the same transaction created, which need not be read back; `run`: an item's run
         as the same transaction left it, which need not be read back either."""
+        calls = [i for i in items if i.kind == QueueKind.EXEC and i.run_id is not None]
+        wanted = [str(item.run_id) for item in calls if run is None or item.run_id != run.id]
+        found = run_records.get_runs(conn, wanted) if wanted else {}  # one read for all
         states = {}
-        for item in items:
-            if item.kind == QueueKind.EXEC and item.run_id is not None:
-                known = self._known(item.run_id) or _plain(created, item.run_id)
-                states[item.id] = load_call_state(conn, item.run_id, known, run)
+        for item in calls:
+            run_id = str(item.run_id)
+            known = self._known(run_id) or _plain(created, run_id)
+            states[item.id] = load_call_state(conn, run_id, known, found.get(run_id, run))
         with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
             while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back

@@ -6,7 +6,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import BigInteger, Connection, Row, bindparam, func, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Row,
+    String,
+    any_,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from weir.platform.store import json_text
 from weir.platform.store.fast import Fast, constants
 from weir.platform.store.fifo import LANE_KEY
@@ -38,6 +51,21 @@ _UPDATES: dict[tuple[str, ...], Fast] = {}  # one statement per set of changed c
 # The same read, holding the run's row until the transaction ends (PostgreSQL; SQLite has one
 # writer): two answers for one run, applied at once, each see the other's result.
 _LOCK_RUN = Fast(select(runs).where(runs.c.id == bindparam("b_id")).with_for_update())
+# Several runs by id in one statement (a claim's calls): the ids go as one bound value, a JSON
+# list that SQLite reads with json_each, an array on PostgreSQL (a Fast statement takes no
+# expanding IN list).
+_GET_RUNS = {
+    "sqlite": Fast(
+        select(runs).where(
+            runs.c.id.in_(
+                select(literal_column("value")).select_from(func.json_each(bindparam("b_ids")))
+            )
+        )
+    ),
+    "postgresql": Fast(
+        select(runs).where(runs.c.id == any_(bindparam("b_ids", type_=ARRAY(String))))
+    ),
+}
 
 
 _LIVE = runs.c.status.not_in(constants(ENDED))
@@ -182,6 +210,19 @@ def _pending_json(pending: Iterable[PendingStep]) -> str:
 def get_run(conn: Connection, run_id: str) -> Run | None:
     row = _GET_RUN.first(conn, {"b_id": run_id})
     return None if row is None else run_from_row(row)
+
+
+def get_runs(conn: Connection, run_ids: Sequence[str]) -> dict[str, Run]:
+    """The runs of `run_ids` that exist, by id: one statement for all of them."""
+    if len(run_ids) == 1:
+        run = get_run(conn, run_ids[0])
+        return {} if run is None else {run.id: run}
+    ids = list(dict.fromkeys(run_ids))
+    sqlite = conn.dialect.name == "sqlite"
+    rows = _GET_RUNS[conn.dialect.name].all(
+        conn, {"b_ids": json_text.dumps(ids) if sqlite else ids}
+    )
+    return {row.id: run_from_row(row) for row in rows}
 
 
 def lock_run(conn: Connection, run_id: str) -> Run | None:

@@ -191,6 +191,19 @@ def test_finishing_a_run_changes_only_the_named_run(store: Store) -> None:
     assert store.read(lambda c: run_records.get_run(c, "absent")) is None
 
 
+def test_several_runs_are_read_at_once_as_each_would_be_alone(store: Store) -> None:
+    ids = ["run-1", "run-é\u2028", 'run-"q"', "run-4"]
+    for run_id in ids:
+        store.write(lambda c, r=run_id: run_records.insert_run(c, new_run(r)))
+    store.write(lambda c: run_records.finish(c, "run-4", RunStatus.FAILED, 20, {"e": 1}))
+    asked = [*reversed(ids), "absent", "run-1"]  # any order, a missing id, a repeat
+    found = store.read(lambda c: run_records.get_runs(c, asked))
+    alone = {r: store.read(lambda c, r=r: run_records.get_run(c, r)) for r in ids}
+    assert found == alone
+    assert store.read(lambda c: run_records.get_runs(c, ["absent"])) == {}
+    assert store.read(lambda c: run_records.get_runs(c, ["run-4"])) == {"run-4": alone["run-4"]}
+
+
 def test_a_run_records_its_progress_through_named_operations(store: Store) -> None:
     store.write(lambda c: run_records.insert_run(c, new_run("run-1")))
     store.write(lambda c: run_records.mark_started(c, "run-1", 11))
