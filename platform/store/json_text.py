@@ -2,15 +2,23 @@
 
 A transition writes and reads a handful of small JSON columns (a run's event ids and keys, a
 queue item's payload, a history row's detail): `json.dumps` takes about 2 µs on a small dict,
-orjson a tenth of that. Both write JSON that parses back to the same value; the text may differ
-(spacing, `1e16` for `1e+16`, non-ASCII written as it is), and no reader compares the text.
+orjson a tenth of that. Both write JSON that parses back to the same value. The text differs:
+no spaces, `1e16` for `1e+16`, and characters past ASCII written as they are rather than as
+`\\u` escapes, so a search of run outputs for such text finds rows written since (older rows
+keep their escapes; nothing else compares the text).
 
 Where orjson would not give the same value, the standard library does the work:
 - writing: an integer past 64 bits, a key that is not a string, a subclass of `dict` or `list`
-  (a large event held as a lazily parsed `Document` must be read by its own methods) and a
-  float subclass are refused by orjson (raised as a TypeError), so `json` writes them;
+  (a large event held as a lazily parsed `Document` must be read by its own methods), a float
+  subclass, a dataclass and a datetime are refused by orjson (raised as a TypeError), so `json`
+  writes them, or refuses them as it always did;
 - reading: orjson reads an integer past 64 bits as a float, silently, so a text holding a run
   of 19 digits is parsed by `json`, as is anything orjson refuses (NaN, a lone surrogate).
+
+Two values are written where `json.dumps` refused or wrote no JSON: NaN and the infinities
+become `null` (`json` wrote the bare word NaN, which no other JSON reader accepts, PostgreSQL's
+jsonb included; values from outside never hold them, `jsonvalues.problem` refuses them), and a
+plain Enum or a UUID is written as its value.
 """
 
 import json
@@ -19,7 +27,12 @@ from typing import Any
 
 import orjson
 
-_OPTIONS = orjson.OPT_PASSTHROUGH_SUBCLASS  # subclasses of dict, list, str, int: refused
+# subclasses of dict, list, str and int, dataclasses and datetimes: refused, for `json`
+_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
 _LONG_NUMBER = re.compile(r"[0-9]{19}")
 _LONG_NUMBER_BYTES = re.compile(rb"[0-9]{19}")
 

@@ -3,6 +3,8 @@ every value, including those orjson alone would get wrong."""
 
 import json
 import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -52,6 +54,20 @@ def test_a_document_is_written_whole_by_its_own_methods() -> None:
     assert json.loads(json_text.dumps({"event": document})) == {
         "event": {"name": "e", "data": {"x": [1, 2]}}
     }
+
+
+def test_what_json_refuses_to_write_is_still_refused() -> None:
+    @dataclass
+    class Point:
+        x: int
+
+    for value in (Point(1), datetime(2026, 12, 4, tzinfo=UTC), {1.5, 2}, b"raw"):
+        with pytest.raises(TypeError):
+            json_text.dumps({"v": value})
+
+
+def test_nan_and_the_infinities_are_written_as_null() -> None:
+    assert json_text.dumps([math.nan, math.inf, -math.inf, 1.0]) == "[null,null,null,1.0]"
 
 
 def test_what_orjson_refuses_to_read_is_read_as_json_reads_it() -> None:

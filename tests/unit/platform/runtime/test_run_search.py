@@ -34,6 +34,18 @@ def test_search_finds_a_run_by_its_id_its_event_or_its_output(database_url: str)
     assert _ids(h, RunPage(search="no such text anywhere")) == []
 
 
+def test_search_finds_text_past_ascii_in_an_output(database_url: str) -> None:
+    h = Harness(database_url, config("a"))
+    h.send(NOON, {"n": 1})
+    [run] = h.runs("a")
+    h.advance(NOON + 1)
+    with h.tx(NOON + 1) as tx:
+        runs.finish_run(tx, run.id, RunStatus.COMPLETED, {"said": "café ☕ 🚀"})
+    assert _ids(h, RunPage(search="café ☕")) == [run.id]
+    assert _ids(h, RunPage(search="🚀")) == [run.id]
+    assert _ids(h, RunPage(search="cafe")) == []
+
+
 def test_active_runs_of_a_function_newest_first_and_capped(database_url: str) -> None:
     h = Harness(database_url, config("a"), config("b"))
     for i in range(6):
