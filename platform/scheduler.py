@@ -16,12 +16,14 @@ from sqlalchemy import Connection
 from weir.platform.clock import Clock
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
+from weir.platform.vocabulary import QueueKind
 
 log = logging.getLogger("weir.scheduler")
 IDLE_MS = 1000  # the longest sleep: a safety net for wake-ups from other processes
 # A lane due at the claim yet not claimed is held by another process's claimer (PostgreSQL
 # skips locked lanes and keys): look again shortly rather than spin on it.
 CONTENDED_MS = 10
+UNCAPPED = 1 << 30  # the room of a lane of no app's (the timers')
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,26 @@ class Offer:
 
     size: int
     skip: frozenset[str]
+
+
+@dataclass
+class AppRoom:
+    """Each app's room for one claim (`queue.Room`), from counts copied when the claim was
+    asked for: the claim runs on the writer thread while the event loop's counts move on
+    (calls ending only leave more room than the copy says)."""
+
+    cap: int  # calls an app may have in flight: `per_app`, less the workers offers hold
+    calls: Counter[str]  # calls in flight per app, and what this claim has taken
+    app_of: Callable[[str], str | None]
+
+    def left(self, function_id: str | None) -> int:
+        app = self.app_of(function_id) if function_id is not None else None
+        return UNCAPPED if app is None else self.cap - self.calls[app]
+
+    def took(self, function_id: str | None, count: int) -> None:
+        app = self.app_of(function_id) if function_id is not None else None
+        if app is not None:
+            self.calls[app] += count
 
 
 class Scheduler:
@@ -43,7 +65,7 @@ class Scheduler:
         workers: int = 128,
         lease_ms: int = 30_000,
         grace_s: float = 10.0,
-        app_of: Callable[[q.Claimed], str | None] = lambda item: None,
+        app_of: Callable[[str], str | None] = lambda function_id: None,
         functions_of: Callable[[str], Collection[str]] = lambda app: (),
         per_app: int = 0,
         prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
@@ -54,7 +76,8 @@ class Scheduler:
         self.prefetch = prefetch
         self.workers, self.lease_ms, self.grace_s = workers, lease_ms, grace_s
         # At most `per_app` calls to one app at once (0: no cap), so that a hanging app holds
-        # its share of the workers and the other apps are still served.
+        # its share of the workers and the other apps are still served. `app_of`: the app of a
+        # function (None: no app's, no cap).
         self.app_of, self.per_app = app_of, per_app
         # An app's functions: a claim passes over all their lanes while the app is at its cap,
         # not only the lanes it has in flight (an app's work may lie in many lanes, one per
@@ -92,17 +115,16 @@ class Scheduler:
         if self._all_busy():
             await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
             return
-        free = self._claimable()
+        free = self._free()
         if free <= 0:  # offers under way hold the rest: `adopt` wakes us
             self._starved = True
             await self._sleep(stop, IDLE_MS)
             return
-        # Offers made meanwhile leave this claim's room alone; the workers' own claims (one
-        # item each, in the transaction that freed them) do not wait for it, as before: an
-        # item that finds its app full is handed back by `_admit`.
+        # Offers made meanwhile leave this claim's room alone. Each app's share of the claim
+        # is its own room (`_room`): an app near its cap does not make the claim small.
         self._claiming = free
         try:
-            claimed, due = await self._claim(free, self._full_functions())
+            claimed, due = await self._claim(free, self._full_functions(), self._room())
         finally:
             self._claiming = 0
         started, over = self._admit(claimed)
@@ -155,25 +177,42 @@ class Scheduler:
         now = self.clock.now_ms()
         await self.db.write(lambda c: q.hand_back(c, items, now))
 
-    def _claimable(self, claiming: int = 0) -> int:
-        """How many items one claim may take: the free workers, and no more than the busiest
-        app that is not full has room for. A claim never takes more of an app than it may
-        call, so nothing is claimed only to be handed back: a start handed back would have
-        spent its throttle slot and rolling-window charge on a call that never went out.
-        Offers under way, and `claiming` (the scheduler's own claim, for an offer), count as
-        calls of every app."""
-        promised = self._promised + claiming
-        free = self.workers - len(self.inflight) - promised
+    def _free(self, claiming: int = 0) -> int:
+        """Workers neither busy nor promised to offers or to `claiming` (the scheduler's own
+        claim under way, for an offer)."""
+        return max(0, self.workers - len(self.inflight) - self._promised - claiming)
+
+    def _room(self) -> AppRoom | None:
+        """Each app's room for the scheduler's own claim: a claim never takes more of an app
+        than it may call, so nothing is claimed only to be handed back (a start handed back
+        would have spent its throttle slot and rolling-window charge on a call that never went
+        out). Offers under way count as calls of every app."""
         if self.per_app <= 0:
-            return max(0, free)
+            return None
+        return AppRoom(self.per_app - self._promised, Counter(self._calls), self.app_of)
+
+    def _claimable(self, claiming: int = 0) -> int:
+        """How many items an offer's claim (which takes no `AppRoom`) may take: the free
+        workers, and no more than the busiest app that is not full has room for. Offers under
+        way, and `claiming`, count as calls of every app."""
+        promised = self._promised + claiming
+        free = self._free(claiming)
+        if self.per_app <= 0:
+            return free
         counts = [n + promised for n in self._calls.values()]
         busiest = max((n for n in counts if n < self.per_app), default=promised)
         return max(0, min(free, self.per_app - busiest))
 
+    def _app(self, item: q.Claimed) -> str | None:
+        """The app an item calls (None for a timer)."""
+        if item.kind != QueueKind.EXEC or item.function_id is None:
+            return None
+        return self.app_of(item.function_id)
+
     def _track(self, item: q.Claimed) -> None:
         """`item` is in flight from now on."""
         self.inflight[item.id] = item
-        app = self.app_of(item)
+        app = self._app(item)
         if app is not None:
             self._app_by_item[item.id] = app
             self._calls[app] += 1
@@ -192,8 +231,9 @@ class Scheduler:
 
     def _full_functions(self, ending: str | None = None) -> set[str]:
         """The functions of apps with `per_app` calls in flight, not counting one call of
-        `ending` (the app of a call whose transaction claims the next): not claimed until one
-        ends. Calls promised to offers count as calls of every app, as in `_claimable`."""
+        `ending` (the app of a call whose transaction may pass its slots on to the next):
+        not claimed until one ends. Calls promised to offers count as calls of every app, as
+        in `_claimable`."""
         if self.per_app <= 0:
             return set()
         cap, promised = self.per_app, self._promised
@@ -207,7 +247,7 @@ class Scheduler:
         calls = self._app_calls()
         started, over = [], []
         for item in claimed:
-            app = self.app_of(item)
+            app = self._app(item)
             if app is not None and calls[app] >= self.per_app:
                 over.append(item)
                 continue
@@ -222,18 +262,20 @@ class Scheduler:
         self._wake.clear()
         return len(self.inflight) >= self.workers
 
-    async def _claim(self, free: int, skip: set[str]) -> tuple[list[q.Claimed], int | None]:
+    async def _claim(
+        self, free: int, skip: set[str], room: AppRoom | None = None
+    ) -> tuple[list[q.Claimed], int | None]:
         self._wake.clear()
-        return await self.db.write(lambda c: self._claim_now(c, free, skip))
+        return await self.db.write(lambda c: self._claim_now(c, free, skip, room))
 
     def _claim_now(
-        self, conn: Connection, free: int, skip: set[str]
+        self, conn: Connection, free: int, skip: set[str], room: AppRoom | None = None
     ) -> tuple[list[q.Claimed], int | None]:
         # The time is read in the transaction, not when the job was queued: behind a busy
         # writer that can be a second earlier, and a throttle judged at a stale time lets
         # starts that waited in the queue go out together.
         now = self._claimed_at = self.clock.now_ms()
-        claimed = q.claim(conn, now, free, self.lease_ms, skip, self.clock.now_ms)
+        claimed = q.claim(conn, now, free, self.lease_ms, skip, self.clock.now_ms, room)
         if claimed and self.prefetch is not None:
             self.prefetch(conn, claimed)
         return claimed, q.next_due(conn, skip)
@@ -278,14 +320,14 @@ class Scheduler:
             self.wake()
 
     def skip_functions(self, finishing: q.Claimed) -> set[str]:
-        """The functions whose lanes a worker claiming its next item in the transaction that
-        ends `finishing` passes over: those of apps called as much as they may be, not counting
-        `finishing`."""
+        """The functions whose calls the transaction that ends `finishing` may not hand its
+        worker (a hot key's next call, `queue.hand_on`): those of apps called as much as they
+        may be, not counting `finishing`."""
         return self._full_functions(self._app_by_item.get(finishing.id))
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""
-        app = self.app_of(item)
+        app = self._app(item)
         return self.per_app <= 0 or app is None or self._calls[app] <= self.per_app
 
     async def _hand_back_over(self, items: list[q.Claimed]) -> None:

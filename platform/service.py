@@ -155,11 +155,9 @@ class Platform:
         if ended:
             self.driver.forget(note.run_id or "" for note in ended)
 
-    def _app_of(self, item: q.Claimed) -> str | None:
-        """The app a queue item calls (None for timers): the unit of the per-app call cap."""
-        fn = (
-            self.registry.by_id.get(item.function_id or "") if item.kind == QueueKind.EXEC else None
-        )
+    def _app_of(self, function_id: str) -> str | None:
+        """The app of a function: the unit of the per-app call cap."""
+        fn = self.registry.by_id.get(function_id)
         return fn.app_id if fn is not None else None
 
     def _functions_of(self, app_id: str) -> list[str]:

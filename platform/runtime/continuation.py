@@ -1,5 +1,6 @@
-"""Work claimed by the transaction that makes it due: the worker that applied an app's answer
-takes its next item there, and an event's first calls are claimed where the event is accepted.
+"""Work taken by the transaction that makes it due: the worker that applied an app's answer
+goes on to the next call made there, and an event's first calls are claimed where the event is
+accepted.
 
 The worker is free once the answer is applied, so it takes its next item in the transaction
 that freed it when that item is already known there: the run's own next call when nothing
@@ -10,7 +11,8 @@ kept, not freed, they pass to the next call of its queue lane (`queue.hand_on`),
 key's runs follow each other with no wake, claim and re-park of the lane in between.
 
 Any other due work is left to the scheduler's claim, woken as the worker ends: one claim takes
-items for every worker freed by a group commit. A claim of one item per freed worker, here,
+items for every worker freed by a group commit, each app's within its own room under the
+per-app cap (`scheduler.AppRoom`). A claim of one item per freed worker, here,
 cost five statements an item (the due lanes twice, the lane's items, the lease, the lane's
 head); one claim of thirty costs about one and a tenth (bench/RESULTS.md, session 17).
 """

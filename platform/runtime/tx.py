@@ -50,7 +50,7 @@ class Tx:
     # The run whose next call this transaction may claim for its caller to make at once (see
     # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
     continue_run: str | None = None
-    takes_next: bool = False  # the caller takes a due item after this work (apply_answer)
+    takes_next: bool = False  # the caller may go on to a next call made here (apply_answer)
     lease_ms: int = 0
     continued: Claimed | None = None
     # The caller's finished call whose concurrency slots this transaction passes on to its

@@ -32,7 +32,7 @@ from weir.platform.store.schema import lanes
 WINDOW = 256  # lanes the walk by head score passes at most (lanes in flight are among them)
 
 
-_COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score)
+_COLUMNS = (lanes.c.lane, lanes.c.limits, lanes.c.head_score, lanes.c.function_id)
 # The index's order, made total by the lane's name: many lanes may share a head score and a
 # due time (a batch of events admitted in one transaction, parked on one full key).
 _ORDER = (lanes.c.head_score, lanes.c.next_at, lanes.c.lane)
@@ -89,8 +89,8 @@ _LOWEST_DUE = Fast(select(func.count(), func.min(_DUE_SAMPLE.c.head_score)))
 
 
 def due_lanes(conn: Connection, now: int, limit: int, skip: Collection[str] = ()) -> list[Any]:
-    """Up to `limit` due lanes (rows of `lane`, `limits`, `head_score`), lowest head score
-    first, passing over the lanes of the functions in `skip`."""
+    """Up to `limit` due lanes (rows of `lane`, `limits`, `head_score`, `function_id`), lowest
+    head score first, passing over the lanes of the functions in `skip`."""
     params: dict[str, Any] = {"b_now": now, "b_limit": limit}
     if conn.dialect.name != "sqlite":
         return _run(conn, _ONE_STATEMENT, params, skip)

@@ -32,7 +32,7 @@ import itertools
 import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import (
     Connection,
@@ -473,6 +473,20 @@ class _Span:
             self.spent = self.clock() - self.began >= CHARGE_SPAN_MS
 
 
+class Room(Protocol):
+    """How many items of each function one claim may still take (a caller's own cap, such as
+    the scheduler's calls per app, which the store does not know)."""
+
+    def left(self, function_id: str | None) -> int:
+        """Items of the function's lane the claim may still take (`function_id` None: the
+        timers' lane)."""
+        ...
+
+    def took(self, function_id: str | None, count: int) -> None:
+        """The claim took `count` items of the function."""
+        ...
+
+
 def claim(
     conn: Connection,
     now: int,
@@ -480,9 +494,11 @@ def claim(
     lease_ms: int,
     skip: Collection[str] = (),
     clock: Callable[[], int] | None = None,
+    room: Room | None = None,
 ) -> list[Claimed]:
     """Lease up to `max_items` due items, honouring every lane's concurrency limits; the lanes
-    of the functions in `skip` (of apps this process calls as much as it may) are passed over.
+    of the functions in `skip` (of apps this process calls as much as it may) are passed over,
+    and of each other function no more than `room` leaves.
 
     A lane due by its row may give nothing: emptied or woken lanes are set right only when a
     claim looks at them (`finish`). When the lanes looked at fell short, the claim looks
@@ -504,9 +520,14 @@ def claim(
             if budget <= 0 or span.spent:
                 break
             seen.add(lane_row.lane)
-            claimed.extend(
-                _claim_lane(conn, lane_row.lane, _limits(lane_row), span, budget, lease_ms)
-            )
+            if room is not None:
+                budget = min(budget, room.left(lane_row.function_id))
+                if budget <= 0:
+                    continue  # its function's share of this claim is taken
+            got = _claim_lane(conn, lane_row.lane, _limits(lane_row), span, budget, lease_ms)
+            if room is not None and got:
+                room.took(lane_row.function_id, len(got))
+            claimed.extend(got)
         if len(rows) < asked or not fresh or span.spent:
             break  # every due lane has been looked at, or the charged starts took their time
     return claimed

@@ -24,8 +24,8 @@ def exec_item(function_id: str, lane: str | None = None) -> q.NewItem:
     return q.NewItem(kind="exec", available_at=0, score=0, lane=lane, function_id=function_id)
 
 
-def app_of(item: q.Claimed) -> str | None:
-    return APPS.get(item.function_id or "")
+def app_of(function_id: str) -> str | None:
+    return APPS.get(function_id)
 
 
 def functions_of(app: str) -> list[str]:
@@ -152,6 +152,41 @@ async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_b
         hang.set()
         await asyncio.sleep(0.5)
         assert handled.count("fa") == 40
+
+
+async def test_an_app_near_its_cap_does_not_make_the_claim_small_for_the_others(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each app's share of a claim is its own room: with A one call short of its cap, one
+    claim still takes A's last call and B's whole share (not one item a claim)."""
+    for _ in range(3):
+        store.write(partial(q.enqueue, item=exec_item("fa")))
+    hang, handled, claims = asyncio.Event(), Counter[str](), []
+    real_claim = q.claim
+
+    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
+        claimed = real_claim(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    async def handle(item: q.Claimed) -> None:
+        handled[item.function_id or ""] += 1
+        await hang.wait()
+
+    monkeypatch.setattr(q, "claim", counting_claim)
+    scheduler = capped(store.db, handle, workers=8, per_app=4)
+    async with running(scheduler):
+        await asyncio.sleep(0.3)
+        assert handled == {"fa": 3} and claims == [3]
+        for function_id in ("fa",) * 2 + ("fb",) * 6:
+            store.write(partial(q.enqueue, item=exec_item(function_id)))
+        scheduler.wake()
+        await asyncio.sleep(0.3)
+        assert claims[1] == 5  # the five free workers: A's fourth call and four of B's
+        assert handled == {"fa": 4, "fb": 4}  # each app at its cap, none over it
+        hang.set()
+        await asyncio.sleep(0.5)
+        assert handled == {"fa": 5, "fb": 6}
 
 
 def claim_now(store: Store, size: int, skip: frozenset[str]) -> list[q.Claimed]:

@@ -255,8 +255,9 @@ def test_a_keyed_lane_emptied_by_a_finish_goes_at_once_with_no_look(store: Store
 
 
 def test_a_finish_then_a_one_item_claim_takes_the_next_keyed_lane(store: Store) -> None:
-    """The transaction that applies an answer claims its worker's next item (one): with a
-    lane per key, that must be the next run's lane, not the finished run's own emptied one."""
+    """A claim of one item right after a finish (an offer's claim, a scheduler with one free
+    worker): with a lane per key, it takes the next run's lane, not the finished run's own
+    emptied one."""
     enqueue(store, new_item("lane-a", limits=((K1, 1),)))
     [held] = claim(store, now=0)
     enqueue(store, new_item("lane-b", score=1, limits=((K2, 1),), step_id="next"))

@@ -1,7 +1,8 @@
-"""Work claimed by the transaction that makes it due, on SQLite and PostgreSQL: the worker that
-made a call takes its next item where the answer is applied (the next run of a FIFO lane,
-handed over by the run that ended there: no claim in between, no scheduler woken for it), and
-an event's first calls are claimed where the event is accepted."""
+"""Work taken by the transaction that makes it due, on SQLite and PostgreSQL: the worker that
+made a call goes on to the next call made where the answer is applied (the next run of a FIFO
+lane, handed over by the run that ended there: no claim in between, no scheduler woken for
+it), and takes no other due item itself; an event's first calls are claimed where the event is
+accepted."""
 
 from __future__ import annotations
 
