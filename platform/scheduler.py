@@ -10,7 +10,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
@@ -116,7 +116,7 @@ class Scheduler:
             await self._sleep(stop, IDLE_MS)  # a finishing call wakes us
             return
         free = self._free()
-        if free <= 0:  # offers under way hold the rest: `adopt` wakes us
+        if free <= 0 or self._offers_hold_every_app():  # `adopt` wakes us
             self._starved = True
             await self._sleep(stop, IDLE_MS)
             return
@@ -182,6 +182,11 @@ class Scheduler:
         claim under way, for an offer)."""
         return max(0, self.workers - len(self.inflight) - self._promised - claiming)
 
+    def _offers_hold_every_app(self) -> bool:
+        """Offers under way hold every app's room (they count as calls of every app): a claim
+        of ours could take no app's item."""
+        return 0 < self.per_app <= self._promised
+
     def _room(self) -> AppRoom | None:
         """Each app's room for the scheduler's own claim: a claim never takes more of an app
         than it may call, so nothing is claimed only to be handed back (a start handed back
@@ -199,8 +204,10 @@ class Scheduler:
         free = self._free(claiming)
         if self.per_app <= 0:
             return free
-        counts = [n + promised for n in self._calls.values()]
-        busiest = max((n for n in counts if n < self.per_app), default=promised)
+        # The apps an offer does not pass over (`_full_functions` counts `_promised` only):
+        # each must have room for all of it, `claiming` counted too.
+        open_apps = [n for n in self._calls.values() if n + self._promised < self.per_app]
+        busiest = max(open_apps, default=0) + promised
         return max(0, min(free, self.per_app - busiest))
 
     def _app(self, item: q.Claimed) -> str | None:
@@ -271,6 +278,8 @@ class Scheduler:
     def _claim_now(
         self, conn: Connection, free: int, skip: set[str], room: AppRoom | None = None
     ) -> tuple[list[q.Claimed], int | None]:
+        # A job that lost a race runs again: each attempt counts its takings from the copy.
+        room = replace(room, calls=Counter(room.calls)) if room is not None else None
         # The time is read in the transaction, not when the job was queued: behind a busy
         # writer that can be a second earlier, and a throttle judged at a stale time lets
         # starts that waited in the queue go out together.

@@ -16,7 +16,7 @@ from weir.platform.store import queue as q
 
 from tests.support.store_kit import Store
 
-APPS = {"fa": "A", "fb": "B"}
+APPS = {"fa": "A", "fb": "B", "fc": "C"}
 
 
 def exec_item(function_id: str, lane: str | None = None) -> q.NewItem:
@@ -187,6 +187,56 @@ async def test_an_app_near_its_cap_does_not_make_the_claim_small_for_the_others(
         hang.set()
         await asyncio.sleep(0.5)
         assert handled == {"fa": 5, "fb": 6}
+
+
+def in_flight(function_id: str, item_id: int) -> q.Claimed:
+    return q.Claimed(item_id, "exec", f"run-{item_id}", function_id, "step", 0, {}, "l", "t", (), 0)
+
+
+async def test_while_offers_hold_every_app_s_room_the_scheduler_claims_nothing(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Free workers are not room: offers count as calls of every app, so with as many
+    promised as an app may have, no claim of the scheduler's could take anything. It waits
+    for `adopt` instead of claiming (and reading the due lanes) over and over."""
+    for function_id in ("fa", "fb"):
+        store.write(partial(q.enqueue, item=exec_item(function_id)))
+    claims: list[int] = []
+    real_claim = q.claim
+
+    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
+        claimed = real_claim(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    async def handle(item: q.Claimed) -> None:
+        return None
+
+    monkeypatch.setattr(q, "claim", counting_claim)
+    scheduler = capped(store.db, handle, workers=8, per_app=4)
+    offer = scheduler.offer(4)
+    assert offer is not None and offer.size == 4  # four workers are still free
+    async with running(scheduler):
+        await asyncio.sleep(0.3)
+        assert claims == []
+        scheduler.adopt(offer, [])
+        await asyncio.sleep(0.3)
+        assert sum(claims) == 2
+
+
+def test_an_offer_is_no_larger_than_the_room_of_every_app_it_may_take() -> None:
+    """An offer passes over the full apps only; every other app must have room for all of it,
+    counting the workers the scheduler's own claim under way may fill."""
+
+    async def handle(item: q.Claimed) -> None:
+        return None
+
+    scheduler = capped(None, handle, workers=8, per_app=4)
+    for i, function_id in enumerate(("fa", "fa", "fc", "fc")):
+        scheduler._track(in_flight(function_id, i))
+    assert scheduler._claimable(claiming=2) == 0  # A and C, at 2 + 2, could each be filled
+    assert scheduler._claimable(claiming=1) == 1
+    assert scheduler._claimable() == 2
 
 
 def claim_now(store: Store, size: int, skip: frozenset[str]) -> list[q.Claimed]:
