@@ -59,6 +59,20 @@ async def running(scheduler: Scheduler) -> AsyncIterator[None]:
         await asyncio.wait_for(task, 5)
 
 
+def counted_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many items each claim from now on took."""
+    claims: list[int] = []
+    real_claim = q.claim
+
+    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
+        claimed = real_claim(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    monkeypatch.setattr(q, "claim", counting_claim)
+    return claims
+
+
 class Counting:
     """The store's Database, counting the write transactions (claims among them)."""
 
@@ -99,18 +113,12 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(
     throttle slot or rolling-window charge for nothing."""
     for _ in range(6):
         store.write(partial(q.enqueue, item=exec_item("fa")))
-    hang, claims = asyncio.Event(), []
-    real_claim = q.claim
-
-    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
-        claimed = real_claim(*args, **kwargs)
-        claims.append(len(claimed))
-        return claimed
+    hang = asyncio.Event()
 
     async def handle(item: q.Claimed) -> None:
         await hang.wait()
 
-    monkeypatch.setattr(q, "claim", counting_claim)
+    claims = counted_claims(monkeypatch)
     async with running(capped(store.db, handle, workers=8, per_app=2)):
         await asyncio.sleep(0.3)
         assert sum(claims) == 2, claims  # two claimed and started, none handed back
@@ -161,19 +169,13 @@ async def test_an_app_near_its_cap_does_not_make_the_claim_small_for_the_others(
     claim still takes A's last call and B's whole share (not one item a claim)."""
     for _ in range(3):
         store.write(partial(q.enqueue, item=exec_item("fa")))
-    hang, handled, claims = asyncio.Event(), Counter[str](), []
-    real_claim = q.claim
-
-    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
-        claimed = real_claim(*args, **kwargs)
-        claims.append(len(claimed))
-        return claimed
+    hang, handled = asyncio.Event(), Counter[str]()
 
     async def handle(item: q.Claimed) -> None:
         handled[item.function_id or ""] += 1
         await hang.wait()
 
-    monkeypatch.setattr(q, "claim", counting_claim)
+    claims = counted_claims(monkeypatch)
     scheduler = capped(store.db, handle, workers=8, per_app=4)
     async with running(scheduler):
         await asyncio.sleep(0.3)
@@ -201,18 +203,11 @@ async def test_while_offers_hold_every_app_s_room_the_scheduler_claims_nothing(
     for `adopt` instead of claiming (and reading the due lanes) over and over."""
     for function_id in ("fa", "fb"):
         store.write(partial(q.enqueue, item=exec_item(function_id)))
-    claims: list[int] = []
-    real_claim = q.claim
-
-    def counting_claim(*args: Any, **kwargs: Any) -> list[q.Claimed]:
-        claimed = real_claim(*args, **kwargs)
-        claims.append(len(claimed))
-        return claimed
 
     async def handle(item: q.Claimed) -> None:
         return None
 
-    monkeypatch.setattr(q, "claim", counting_claim)
+    claims = counted_claims(monkeypatch)
     scheduler = capped(store.db, handle, workers=8, per_app=4)
     offer = scheduler.offer(4)
     assert offer is not None and offer.size == 4  # four workers are still free
