@@ -46,13 +46,16 @@ class AppRoom:
     app_of: Callable[[str], str | None]
 
     def left(self, function_id: str | None) -> int:
-        app = self.app_of(function_id) if function_id is not None else None
+        app = self._app(function_id)
         return UNCAPPED if app is None else self.cap - self.calls[app]
 
     def took(self, function_id: str | None, count: int) -> None:
-        app = self.app_of(function_id) if function_id is not None else None
+        app = self._app(function_id)
         if app is not None:
             self.calls[app] += count
+
+    def _app(self, function_id: str | None) -> str | None:
+        return None if function_id is None else self.app_of(function_id)
 
 
 class Scheduler:

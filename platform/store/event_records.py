@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from sqlalchemy import Connection, Row, bindparam, insert, select
 from weir.expressions import Document
+from weir.platform.store import json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import event_outcomes, events
 
@@ -74,10 +74,7 @@ def payload_text(payload: dict[str, Any]) -> str:
     """The stored JSON: a Document's own bytes, else the same compact form made here."""
     if isinstance(payload, Document):
         return payload.raw.decode()
-    try:
-        return orjson.dumps(payload).decode()
-    except (TypeError, orjson.JSONEncodeError):  # Weir's own events may hold huge integers
-        return json.dumps(payload, separators=(",", ":"))
+    return json_text.dumps(payload)  # Weir's own events may hold huge integers: it writes them
 
 
 def load_event_payloads(conn: Connection, ids: Sequence[str]) -> list[dict[str, Any]]:

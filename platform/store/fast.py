@@ -20,7 +20,7 @@ from sqlalchemy import Connection, bindparam, literal_column
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine.default import DefaultDialect
 from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -91,16 +91,11 @@ class Fast:
         values = params or {}
         if compiled.defaults:
             values = {**compiled.defaults, **values}
-        if not conn.in_transaction():
-            conn.begin()  # a reader's snapshot, as SQLAlchemy's autobegin would take it
-        # the driver's connection itself (`_compiled` refuses dialects that adapt it)
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor = _cursor(conn)
         try:
             cursor.execute(compiled.sql, values)
         except conn.dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance(
-                compiled.sql, values, exc, conn.dialect.loaded_dbapi.Error
-            ) from exc
+            raise _wrapped(conn, compiled.sql, values, exc) from exc
         return compiled, cursor
 
     def run(self, conn: Connection, params: Mapping[str, Any] | None = None) -> Any:
@@ -145,12 +140,21 @@ class Fast:
         compiled = self._compiled(conn.dialect)
         if compiled.defaults:
             rows = [{**compiled.defaults, **r} for r in rows]
-        if not conn.in_transaction():
-            conn.begin()
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor = _cursor(conn)
         try:
             cursor.executemany(compiled.sql, rows)
         except conn.dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance(
-                compiled.sql, rows, exc, conn.dialect.loaded_dbapi.Error
-            ) from exc
+            raise _wrapped(conn, compiled.sql, rows, exc) from exc
+
+
+def _cursor(conn: Connection) -> Any:
+    """A cursor of the driver's own connection (`Fast._compiled` refuses dialects that wrap
+    it), in the connection's transaction."""
+    if not conn.in_transaction():
+        conn.begin()  # a reader's snapshot, as SQLAlchemy's autobegin would take it
+    return conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+
+def _wrapped(conn: Connection, sql: str, params: Any, exc: Exception) -> StatementError:
+    """The driver's error as `Connection.execute` raises it."""
+    return DBAPIError.instance(sql, params, exc, conn.dialect.loaded_dbapi.Error)

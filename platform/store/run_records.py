@@ -198,10 +198,6 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _json(value: Any) -> str:
-    return json_text.dumps(value)
-
-
 def _pending_json(pending: Iterable[PendingStep]) -> str:
     return json_text.dumps([{"id": p.id, "race": p.race} for p in pending])
 
@@ -218,10 +214,8 @@ def get_runs(conn: Connection, run_ids: Sequence[str]) -> dict[str, Run]:
         run = get_run(conn, run_ids[0])
         return {} if run is None else {run.id: run}
     ids = list(dict.fromkeys(run_ids))
-    sqlite = conn.dialect.name == "sqlite"
-    rows = _GET_RUNS[conn.dialect.name].all(
-        conn, {"b_ids": json_text.dumps(ids) if sqlite else ids}
-    )
+    bound = json_text.dumps(ids) if conn.dialect.name == "sqlite" else ids
+    rows = _GET_RUNS[conn.dialect.name].all(conn, {"b_ids": bound})
     return {row.id: run_from_row(row) for row in rows}
 
 
@@ -336,7 +330,7 @@ def finish(
         "status": status,
         "ended_at": at,
         "waiting": None,
-        "output": _json(output),
+        "output": json_text.dumps(output),
     }
     if started_at is not None:
         values["started_at"] = started_at
