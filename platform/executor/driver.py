@@ -144,7 +144,9 @@ class Driver:
         # run id -> the tasks awaiting its requests; `_aborted`: those `abort` cancelled
         self._calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
-        self._prefetched: dict[int, CallState | None] = {}  # queue item id -> its call state
+        # (queue item id, lease token) -> its call state: a run's next call may reuse the row
+        # of the call before it (`queue.enqueue_in_place`), never the lease
+        self._prefetched: dict[tuple[int, str], CallState | None] = {}
         # Writer threads and the event loop both change `_events`, `_held` and `_prefetched`:
         # each change is made under this lock (a read is one dict lookup, safe without it).
         self._keeping = threading.Lock()
@@ -222,7 +224,9 @@ class Driver:
         for item in calls:
             run_id = str(item.run_id)
             known = self._known(run_id) or _plain(created, run_id)
-            states[item.id] = load_call_state(conn, run_id, known, found.get(run_id, run))
+            states[item.id, item.token] = load_call_state(
+                conn, run_id, known, found.get(run_id, run)
+            )
         with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
             while len(self._prefetched) > PREFETCHED_KEPT:  # items claimed, then handed back
@@ -277,8 +281,8 @@ class Driver:
         run_id = item.run_id or ""
         known = self._known(run_id)
         with self._keeping:
-            prefetched = item.id in self._prefetched
-            state = self._prefetched.pop(item.id, None)
+            prefetched = (item.id, item.token) in self._prefetched
+            state = self._prefetched.pop((item.id, item.token), None)
         if not prefetched:
             state = await self.db.read(lambda c: load_call_state(c, run_id, known))
         return state

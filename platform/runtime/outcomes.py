@@ -231,7 +231,7 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
         _finish(tx, item)
         finish_run(tx, run.id, RunStatus.FAILED, None, error=problem)
         return
-    _finish(tx, item)
+    _finish_or_spare(tx, item, ops)
     # Open steps other than this call's own (its item ends here) are queued or in flight.
     planned_before = _open_ids(run) - {item.step_id}
     run = _open_pending(tx, run, ops)
@@ -247,6 +247,20 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
         current = None
     if len(ops) > 1:
         tx.continued_run = None  # a later op may have changed the run after the step's save
+    if tx.spare is not None:  # the run's next call did not take its row
+        spare, tx.spare = tx.spare, None
+        _finish(tx, spare)
+
+
+def _finish_or_spare(tx: Tx, item: q.Claimed, ops: list[Op]) -> None:
+    """Finish the call, unless its one op is a step's result and the call holds no slot: then
+    its row is kept for the run's next call, made at once here (`runs.enqueue_call`). Only in
+    this case is nothing else in the transaction looking at the run's queue items meanwhile:
+    saving a result and moving the run on never ends it."""
+    if len(ops) == 1 and ops[0].op in _SAVES and not item.keys and item.run_id == tx.continue_run:
+        tx.spare = item
+    else:
+        _finish(tx, item)
 
 
 def _retry_or_fail_step(

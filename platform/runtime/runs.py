@@ -119,12 +119,22 @@ def enqueue_call(
     if _continues(tx, item):
         # The caller that applied this run's last answer makes its next call at once: claimed
         # here, in the same transaction, instead of by a separate claim.
-        tx.continued = q.enqueue_claimed(tx.conn, item, tx.now, tx.lease_ms)
+        tx.continued = _claim_next(tx, item)
         if tx.continued is not None:
             return
     item_id = q.enqueue(tx.conn, item)
     if item_id is not None:
         tx.added(item_id)
+
+
+def _claim_next(tx: Tx, item: q.NewItem) -> q.Claimed | None:
+    """The run's next call, leased to the caller: in the row of the call it has just finished
+    when that row is kept (`Tx.spare`), else a new one."""
+    spare = tx.spare
+    if spare is None or spare.lane != item.lane:
+        return q.enqueue_claimed(tx.conn, item, tx.now, tx.lease_ms)
+    tx.spare = None
+    return q.enqueue_in_place(tx.conn, spare, item, tx.now, tx.lease_ms)
 
 
 def _continues(tx: Tx, item: q.NewItem) -> bool:

@@ -53,6 +53,9 @@ class Tx:
     takes_next: bool = False  # the caller may go on to a next call made here (apply_answer)
     lease_ms: int = 0
     continued: Claimed | None = None
+    # The caller's finished call, kept until the run's next call is made here: that call
+    # takes its row (`queue.enqueue_in_place`); `outcomes._apply_ops` finishes it otherwise.
+    spare: Claimed | None = None
     # The caller's finished call whose concurrency slots this transaction passes on to its
     # lane's next call (`continuation.apply_answer`), rather than freeing them.
     slots_kept: Claimed | None = None

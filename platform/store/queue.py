@@ -132,6 +132,32 @@ _INSERT_LEASED = Fast(
     .returning(queue.c.id)
 )
 _INSERT_LEASED_PG = Fast(postgresql.insert(queue).returning(queue.c.id), _LEASED_COLUMNS)
+# A run's finished call becomes its next call, leased anew (`enqueue_in_place`): one row
+# rewritten instead of one deleted and one inserted, each with its four indexes.
+_REUSE_WHERE = (
+    queue.c.id == _p("id"),
+    queue.c.lease_owner == _p("old_token"),
+    ~exists().where(queue.c.dedupe == _p("dedupe")),
+)
+_REUSE_VALUES = {
+    "step_id": _p("step_id"),
+    "attempt": _p("attempt"),
+    "available_at": _p("until"),
+    "score": _p("score"),
+    "payload": _p("payload"),
+    "created_at": _p("now"),
+    "lease_owner": _p("token"),
+    "claimed_at": _p("now"),
+}
+_REUSE = Fast(update(queue).where(*_REUSE_WHERE).values(_REUSE_VALUES))
+# The same where the lane needs no change: it was right for the row as it stood (looked at no
+# later than its due time, ordered no later than its score), so it is right for the row made
+# no earlier and no lower.
+_REUSE_SAME_LANE = Fast(
+    update(queue)
+    .where(*_REUSE_WHERE, queue.c.available_at <= _p("until"), queue.c.score <= _p("score"))
+    .values(_REUSE_VALUES)
+)
 _DEDUPE = select(queue.c.id, queue.c.lane).where(queue.c.dedupe == _p("dedupe"))
 _LANE = select(lanes.c.next_at, lanes.c.head_score, lanes.c.blocked_on).where(
     lanes.c.lane == _p("lane")
@@ -400,6 +426,50 @@ def enqueue_claimed(conn: Connection, item: NewItem, now: int, lease_ms: int) ->
     )
 
 
+def enqueue_in_place(
+    conn: Connection, done: Claimed, item: NewItem, now: int, lease_ms: int
+) -> Claimed | None:
+    """`enqueue_claimed` for the next call of `done`'s run, made of `done`'s own row: the
+    finished call is gone and the new one leased to the caller in one statement. `item` must
+    be a call of the same run and lane as `done`, needing no slot or throttle, as
+    `enqueue_claimed` requires, and `done` must hold no slots. None if an item with the same
+    `dedupe` is queued already: `done` is then finished, and the new item goes the usual way.
+    Raises LeaseLost as `finish` does."""
+    if (
+        item.limits
+        or item.payload
+        or done.keys
+        or (done.run_id, done.lane)
+        != (
+            item.run_id,
+            item.lane,
+        )
+    ):
+        raise ValueError("only a slotless call of the same run and lane takes a finished row")
+    until, token = now + lease_ms, _new_token()
+    values = {
+        "b_id": done.id,
+        "b_old_token": done.token,
+        "b_dedupe": item.dedupe,
+        "b_step_id": item.step_id,
+        "b_attempt": item.attempt,
+        "b_until": until,
+        "b_score": item.score,
+        "b_payload": _NO_PAYLOAD,
+        "b_now": now,
+        "b_token": token,
+    }
+    if _REUSE_SAME_LANE.rowcount(conn, values) != 1:
+        if _REUSE.rowcount(conn, values) != 1:
+            finish(conn, done, now)  # lost (raises), or the dedupe is queued: done ends here
+            return None
+        # as `enqueue_claimed`: the lane is looked at no later than the lease would run out
+        _touch_lane(conn, replace(item, available_at=until))
+    return replace(
+        done, step_id=item.step_id, attempt=item.attempt, payload={}, token=token, claimed_at=now
+    )
+
+
 def _insert_leased(conn: Connection, item: NewItem, until: int, token: str, now: int) -> Any:
     """The new item's id, leased as a claim leases it; None if its dedupe is queued already."""
     row = _row(item) | {"available_at": until}
@@ -442,6 +512,7 @@ def _touch_lane(conn: Connection, item: NewItem) -> None:
 
 
 _NO_LIMITS = "[]"
+_NO_PAYLOAD = "{}"
 
 
 def _limits_json(limits: tuple[Limit, ...]) -> str:

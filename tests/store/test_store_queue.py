@@ -4,6 +4,7 @@ import json
 import random
 import threading
 from collections import Counter
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -657,3 +658,78 @@ def test_an_item_whose_dedupe_is_queued_is_not_enqueued_claimed(store: Store) ->
     twin = new_item("lane-c", available_at=1_000, run_id="run-1", dedupe="discover:run-1")
     assert store.write(lambda c: q.enqueue_claimed(c, twin, 1_000, LEASE)) is None
     assert store.rows("SELECT id FROM queue") == [(first,)]  # nothing added, nothing leased
+
+
+# -- a run's next call in its finished call's row ---------------------------------------------
+
+
+def leased_call(store: Store, now: int = 1_000, lease: int = LEASE) -> q.Claimed:
+    item = new_item("lane-c", score=5, available_at=now, run_id="run-1", step_id="s-1")
+    got = store.write(lambda c: q.enqueue_claimed(c, item, now, lease))
+    assert got is not None
+    return got
+
+
+def in_place(store: Store, done: q.Claimed, item: q.NewItem, now: int) -> q.Claimed | None:
+    return store.write(lambda c: q.enqueue_in_place(c, done, item, now, LEASE))
+
+
+@pytest.mark.parametrize("dedupe", [None, "discover:run-1"])
+def test_the_next_call_takes_the_finished_calls_row_with_a_lease_of_its_own(
+    store: Store, dedupe: str | None
+) -> None:
+    done = leased_call(store)
+    nxt = new_item(
+        "lane-c", score=5, available_at=1_200, run_id="run-1", dedupe=dedupe, step_id="s-2"
+    )
+    got = in_place(store, done, nxt, 1_200)
+    assert got is not None and got.id == done.id and got.token != done.token
+    assert (got.step_id, got.claimed_at, got.run_id) == ("s-2", 1_200, "run-1")
+    # one row, leased as `enqueue_claimed` leases (no dedupe of its own), the lane untouched
+    assert leased_rows(store) == [(done.id, 1_200 + LEASE, got.token, 1_200, None, 1_200)]
+    assert store.rows("SELECT step_id, score, payload FROM queue") == [("s-2", 5, "{}")]
+    assert lane_row(store, "lane-c") == (1_000 + LEASE, 5, None)
+    with pytest.raises(q.LeaseLost):  # the finished call's lease is gone with it
+        finish(store, done, 1_201)
+    finish(store, got, 1_201)
+    assert queue_count(store) == 0
+
+
+def test_a_next_call_due_before_the_lane_would_look_moves_the_lane_earlier(store: Store) -> None:
+    done = leased_call(store, lease=60_000)  # the lane is looked at when this lease runs out
+    nxt = new_item("lane-c", score=3, available_at=1_100, run_id="run-1")
+    got = in_place(store, done, nxt, 1_100)  # leased for LEASE, ends long before that
+    assert got is not None and got.id == done.id
+    assert lane_row(store, "lane-c") == (1_100 + LEASE, 3, None)
+
+
+def test_a_queued_twin_leaves_the_finished_call_finished_and_takes_no_row(store: Store) -> None:
+    done = leased_call(store)
+    (twin,) = enqueue(store, new_item("lane-c", available_at=2_000, run_id="run-1", dedupe="d"))
+    nxt = new_item("lane-c", available_at=1_100, run_id="run-1", dedupe="d")
+    assert in_place(store, done, nxt, 1_100) is None
+    assert store.rows("SELECT id FROM queue") == [(twin,)]  # the twin only, not leased
+
+
+def test_a_finished_call_whose_lease_was_lost_gives_no_row(store: Store) -> None:
+    done = leased_call(store)
+    (taken,) = claim(store, 1_000 + LEASE + 1)  # the lease ran out: another claim has it
+    nxt = new_item("lane-c", available_at=1_100, run_id="run-1")
+    with pytest.raises(q.LeaseLost):
+        in_place(store, done, nxt, 1_100)
+    assert leased_rows(store)[0][2] == taken.token  # the other claim's lease stands
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"run_id": "run-2"}, {"lane": "lane-d"}, {"payload": {"throttle": 1}}, {"limits": ((K1, 1),)}],
+)
+def test_only_a_slotless_call_of_the_same_run_and_lane_takes_the_row(
+    store: Store, change: dict[str, Any]
+) -> None:
+    done = leased_call(store)
+    nxt = new_item("lane-c", available_at=1_100, run_id="run-1")
+    other = replace(nxt, **change)
+    with pytest.raises(ValueError, match="same run and lane"):
+        in_place(store, done, other, 1_100)
+    assert leased_rows(store)[0][:3] == (done.id, 1_000 + LEASE, done.token)  # untouched

@@ -198,6 +198,46 @@ def test_a_saved_step_hands_the_next_call_the_run_as_stored(database_url: str) -
     assert nxt is not None and not same
 
 
+def queue_rows(h: Harness) -> list[tuple[Any, ...]]:
+    with h.engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, step_id, lease_owner FROM queue ORDER BY id"))
+        return [tuple(r) for r in rows]
+
+
+def planned(step_id: str) -> Op:
+    return Op(Opcode.STEP_PLANNED, step_id, step_id, step_id, {}, None, None)
+
+
+def test_a_step_s_result_hands_the_next_call_its_row(database_url: str) -> None:
+    h = Harness(database_url, config())
+    h.burst(NOON, [{"i": 1}, {"i": 2}])  # the second run's item: a new row's id would differ
+    item = claim_one(h, NOON)
+    (other,) = [r for r in queue_rows(h) if r[0] != item.id]
+    nxt, _ = step_answer(h, item, LATER, step_run("a", 1))
+    assert nxt is not None and nxt.id == item.id and nxt.token != item.token
+    assert queue_rows(h) == sorted([(item.id, "step", nxt.token), other])  # the new lease on it
+    with pytest.raises(q.LeaseLost):  # the call answered holds nothing any more
+        step_answer(h, item, LATER + 1, step_run("b", 2))
+    last, _ = step_answer(h, nxt, LATER + 2, step_run("b", 2))
+    assert last is not None and last.id == item.id
+    assert h.run(item.run_id or "").step_count == 2
+
+
+def test_a_call_whose_run_goes_on_elsewhere_leaves_no_row(database_url: str) -> None:
+    h = Harness(database_url, config())
+    h.burst(NOON, [{"i": 1}])
+    item = claim_one(h, NOON)
+    # two steps planned: the answer's row ends, and each step gets a row of its own (SQLite
+    # may give one the id the answered call had: ids are not kept once a row is gone)
+    nxt, _ = step_answer(h, item, LATER, planned("a"), planned("b"))
+    assert nxt is not None and nxt.step_id == "a"
+    assert [r[1:] for r in queue_rows(h)] == [("a", nxt.token), ("b", None)]
+    # "a" answers while "b" is open: there is no next call, so the answer's row ends too
+    after, _ = step_answer(h, nxt, LATER + 1, step_run("a", 1))
+    assert after is None
+    assert [r[1:] for r in queue_rows(h)] == [("b", None)]
+
+
 @contextmanager
 def handing_over(database_url: str) -> Iterator[tuple[Tx, Claimed]]:
     """Inside the transaction in which a lane's holder ended and its worker took the lane's

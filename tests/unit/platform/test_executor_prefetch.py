@@ -1,0 +1,67 @@
+"""Call states read in the claiming transaction are kept by lease, not by queue row: a run's
+next call may take the row of the call before it (`queue.enqueue_in_place`), and SQLite may
+give a new row the id of one deleted, so a state kept for one lease never serves another."""
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from weir.platform.executor import driver as driver_module
+from weir.platform.executor.driver import Driver
+from weir.platform.store import queue as q
+from weir.platform.vocabulary import QueueKind
+
+
+def call(token: str, item_id: int = 7) -> q.Claimed:
+    return q.Claimed(
+        id=item_id,
+        kind=QueueKind.EXEC,
+        run_id="run-1",
+        function_id="fn-1",
+        step_id="step",
+        attempt=0,
+        payload={},
+        lane="fn-1",
+        token=token,
+        keys=(),
+        claimed_at=0,
+    )
+
+
+class Reads:
+    """The driver's database, for reads only: each read runs its work on no connection."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def read(self, work: Callable[[Any], Any]) -> Any:
+        self.count += 1
+        return work(None)
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> tuple[Driver, Reads]:
+    monkeypatch.setattr(driver_module.run_records, "get_runs", lambda conn, ids: {})
+    states = iter(["read at the claim", "read afresh"])
+    monkeypatch.setattr(driver_module, "load_call_state", lambda *args: next(states))
+    reads = Reads()
+    return Driver(reads, None, None, lambda: None), reads  # type: ignore[arg-type]
+
+
+def state(made: Driver, item: q.Claimed) -> Any:
+    return asyncio.run(made._state(item))  # type: ignore[misc]
+
+
+def test_a_state_read_at_the_claim_serves_that_lease_once(made: tuple[Driver, Reads]) -> None:
+    driver, reads = made
+    driver.prefetch(None, [call("lease-1")])  # type: ignore[arg-type]
+    assert state(driver, call("lease-1")) == "read at the claim" and reads.count == 0
+    assert state(driver, call("lease-1")) == "read afresh" and reads.count == 1
+
+
+def test_a_new_lease_on_the_same_row_reads_its_own_state(made: tuple[Driver, Reads]) -> None:
+    driver, reads = made
+    driver.prefetch(None, [call("lease-1")])  # type: ignore[arg-type]
+    # e.g. the claim was handed back, and the row later leased again for the run's next call
+    assert state(driver, call("lease-2")) == "read afresh" and reads.count == 1
