@@ -21,6 +21,7 @@ from weir.platform import ingest_workers
 from weir.platform.clock import Clock
 from weir.platform.executor import app_errors, limits, signing, trust
 from weir.platform.executor.http import AppClient, Redirected, TransportError
+from weir.platform.executor.memos import MemoCache
 from weir.platform.executor.request import (
     CallState,
     Canonical,
@@ -44,7 +45,7 @@ from weir.platform.executor.transport import AppRequest, Transport
 from weir.platform.functions import is_connect_url
 from weir.platform.ingest import LARGE_EVENT_BYTES
 from weir.platform.registry import Function, Registry
-from weir.platform.store import event_records, fifo, run_records, step_records
+from weir.platform.store import event_records, fifo, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.store.run_records import Run
@@ -70,11 +71,16 @@ class Answered:
 
 
 def load_call_state(
-    conn: Connection, run_id: str, events: list[Event] | None = None, run: Run | None = None
+    conn: Connection,
+    run_id: str,
+    events: list[Event] | None = None,
+    run: Run | None = None,
+    memos: MemoCache | None = None,
 ) -> CallState | None:
     """The run (unless the caller holds it as this transaction left it), its trigger events
-    (unless the caller has them already) and its memos. A large event is left as its stored
-    bytes (`Unparsed`): `ready_to_send` makes it canonical in a worker process, not here."""
+    (unless the caller has them already) and its memos (those `memos` does not hold). A large
+    event is left as its stored bytes (`Unparsed`): `ready_to_send` makes it canonical in a
+    worker process, not here."""
     if run is None or run.id != run_id:
         run = run_records.get_run(conn, run_id)
     if run is None:
@@ -84,9 +90,11 @@ def load_call_state(
             json.loads(text) if len(text) < LARGE_EVENT_BYTES else Unparsed(text.encode())
             for text in event_records.load_event_texts(conn, list(run.event_ids))
         ]
-    # A run's step count is saved with each memo, in the same transaction: none, none to read.
-    memos = step_records.list_steps(conn, run_id) if run.step_count else []
-    return CallState(run, events, memos, fifo.run_fences(run.keys))
+    found = (memos or _NO_MEMOS).memos(conn, run)
+    return CallState(run, events, found, fifo.run_fences(run.keys))
+
+
+_NO_MEMOS = MemoCache(runs=0)  # keeps nothing: every memo is read
 
 
 async def ready_to_send(state: CallState) -> CallState:
@@ -147,6 +155,7 @@ class Driver:
         # (queue item id, lease token) -> its call state: a run's next call may reuse the row
         # of the call before it (`queue.enqueue_in_place`), never the lease
         self._prefetched: dict[tuple[int, str], CallState | None] = {}
+        self.memos = MemoCache()  # runs' memos between their calls
         # Writer threads and the event loop both change `_events`, `_held` and `_prefetched`:
         # each change is made under this lock (a read is one dict lookup, safe without it).
         self._keeping = threading.Lock()
@@ -180,10 +189,12 @@ class Driver:
 
     def forget(self, run_ids: Iterable[str]) -> None:
         """The runs ended, or their creation did not commit: their events are not wanted."""
+        run_ids = list(run_ids)
         with self._keeping:
             for run_id in run_ids:
                 self._held.pop(run_id, None)
                 self._events.pop(run_id, None)
+        self.memos.forget(run_ids)
 
     def known_events(self, run_id: str) -> list[dict[str, Any]] | None:
         """The run's trigger events as its calls send them, if held here and all parsed (a
@@ -225,7 +236,7 @@ class Driver:
             run_id = str(item.run_id)
             known = self._known(run_id) or _plain(created, run_id)
             states[item.id, item.token] = load_call_state(
-                conn, run_id, known, found.get(run_id, run)
+                conn, run_id, known, found.get(run_id, run), self.memos
             )
         with self._keeping:  # writer threads fill the dict, the event loop takes from it
             self._prefetched.update(states)
@@ -284,7 +295,11 @@ class Driver:
             prefetched = (item.id, item.token) in self._prefetched
             state = self._prefetched.pop((item.id, item.token), None)
         if not prefetched:
-            state = await self.db.read(lambda c: load_call_state(c, run_id, known))
+            state = await self.db.read(
+                lambda c: load_call_state(c, run_id, known, None, self.memos)
+            )
+        if state is not None:  # read in a committed transaction: kept for the run's next call
+            self.memos.keep(state.run, state.memos)
         return state
 
     async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:

@@ -13,6 +13,11 @@ from weir.platform.store.schema import history, steps
 from weir.platform.vocabulary import HistoryKind, StepStatus
 
 _STEPS = Fast(select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq))
+_STEPS_SINCE = Fast(
+    select(steps)
+    .where(steps.c.run_id == bindparam("run"), steps.c.seq >= bindparam("since"))
+    .order_by(steps.c.seq)
+)
 _HISTORY = select(history).where(history.c.run_id == bindparam("run")).order_by(history.c.id)
 _STEP_COLUMNS = ("run_id", "step_id", "seq", "name", "op", "memo", "at")
 _SAVE_MEMO = {  # a step's result is written once: a second write of the same step is ignored
@@ -174,8 +179,11 @@ def detail_from(data: Any) -> HistoryDetail:
     )
 
 
-def list_steps(conn: Connection, run_id: str) -> list[Step]:
-    """The run's memoized steps in completion order."""
+def list_steps(conn: Connection, run_id: str, since: int = 0) -> list[Step]:
+    """The run's memoized steps in completion order; `since`: only those numbered from there
+    on (a step's number never changes, and a later step's is higher)."""
+    if since:
+        return [step_from_row(r) for r in _STEPS_SINCE.all(conn, {"run": run_id, "since": since})]
     return [step_from_row(r) for r in _STEPS.all(conn, {"run": run_id})]
 
 

@@ -4,6 +4,7 @@ give a new row the id of one deleted, so a state kept for one lease never serves
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -29,6 +30,12 @@ def call(token: str, item_id: int = 7) -> q.Claimed:
     )
 
 
+@dataclass
+class Stub:
+    run: str  # which read made it
+    memos: tuple[()] = ()
+
+
 class Reads:
     """The driver's database, for reads only: each read runs its work on no connection."""
 
@@ -43,14 +50,16 @@ class Reads:
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> tuple[Driver, Reads]:
     monkeypatch.setattr(driver_module.run_records, "get_runs", lambda conn, ids: {})
-    states = iter(["read at the claim", "read afresh"])
+    states = iter([Stub("read at the claim"), Stub("read afresh")])
     monkeypatch.setattr(driver_module, "load_call_state", lambda *args: next(states))
     reads = Reads()
-    return Driver(reads, None, None, lambda: None), reads  # type: ignore[arg-type]
+    driver = Driver(reads, None, None, lambda: None)  # type: ignore[arg-type]
+    monkeypatch.setattr(driver.memos, "keep", lambda run, memos: None)  # stub states
+    return driver, reads
 
 
-def state(made: Driver, item: q.Claimed) -> Any:
-    return asyncio.run(made._state(item))  # type: ignore[misc]
+def state(made: Driver, item: q.Claimed) -> str:
+    return str(asyncio.run(made._state(item)).run)  # type: ignore[misc, union-attr]
 
 
 def test_a_state_read_at_the_claim_serves_that_lease_once(made: tuple[Driver, Reads]) -> None:
