@@ -30,6 +30,7 @@ from weir.platform.executor.request import (
     attempts_allowed,
     build_body,
     job_id,
+    series_id,
     step_url,
     with_claim_fences,
 )
@@ -384,7 +385,8 @@ class Driver:
             return await self.client.request("POST", step_url(fn.url, item.step_id), body, headers)
         if self.connect is None:
             raise TransportError("this Weir process does not serve Connect")
-        request = AppRequest(fn, body, headers, item.step_id, item.run_id or "", str(item.id))
+        job = series_id(item.id, item.series)
+        request = AppRequest(fn, body, headers, item.step_id, item.run_id or "", job)
         return await self.connect.send(request)
 
     def _judge(
@@ -403,7 +405,7 @@ class Driver:
             "content-type": "application/json",
             "x-run-id": item.run_id or "",
             "x-request-id": f"{_REQUEST_PREFIX}{next(_REQUEST_COUNTER):x}",
-            "x-inngest-job-id": job_id(item.id, fences),
+            "x-inngest-job-id": job_id(item.id, item.series, fences),
             "x-inngest-step-id": item.step_id,
             "x-inngest-req-version": "2",
         }

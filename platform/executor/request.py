@@ -182,8 +182,15 @@ class _Splices:
         return b"".join([*pieces, body[at:]]) if pieces else body
 
 
-def job_id(item_id: int, fences: dict[str, int]) -> str:
-    """The `x-inngest-job-id` header: the queue item's id, then `;scope=token` for each fencing
-    token the run holds (the official SDK hands this text to the function as `ctx.job_id`)."""
+def job_id(item_id: int, series: int, fences: dict[str, int]) -> str:
+    """The `x-inngest-job-id` header: the queue item's id (`<id>.<series>` for a row's later
+    calls, `queue.enqueue_in_place`), then `;scope=token` for each fencing token the run holds
+    (the official SDK hands this text to the function as `ctx.job_id`)."""
     tokens = [f"{scope}={token}" for scope, token in sorted(fences.items())]
-    return ";".join([str(item_id), *tokens])
+    return ";".join([series_id(item_id, series), *tokens])
+
+
+def series_id(item_id: int, series: int) -> str:
+    """A queue item's retry series: the same for each attempt of one call, another for the
+    next call its row carries."""
+    return f"{item_id}.{series}" if series else str(item_id)

@@ -148,6 +148,7 @@ _REUSE_VALUES = {
     "created_at": _p("now"),
     "lease_owner": _p("token"),
     "claimed_at": _p("now"),
+    "series": queue.c.series + 1,
 }
 _REUSE = Fast(update(queue).where(*_REUSE_WHERE).values(_REUSE_VALUES))
 # The same where the lane needs no change: it was right for the row as it stood (looked at no
@@ -385,6 +386,7 @@ class Claimed:
     claimed_at: int
     fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of limit 1
     limits: tuple[Limit, ...] = ()  # the lane's limits, whose keys these are (`hand_on`)
+    series: int = 0  # calls the row carried before this one (`enqueue_in_place`)
 
 
 def enqueue(conn: Connection, item: NewItem) -> int | None:
@@ -466,7 +468,13 @@ def enqueue_in_place(
         # as `enqueue_claimed`: the lane is looked at no later than the lease would run out
         _touch_lane(conn, replace(item, available_at=until))
     return replace(
-        done, step_id=item.step_id, attempt=item.attempt, payload={}, token=token, claimed_at=now
+        done,
+        step_id=item.step_id,
+        attempt=item.attempt,
+        payload={},
+        token=token,
+        claimed_at=now,
+        series=done.series + 1,
     )
 
 
@@ -755,6 +763,7 @@ def _lease(
         keys=keys,
         claimed_at=now,
         fences=fences.take(conn, single) if single else {},
+        series=row.series,
         limits=limits,
     )
 

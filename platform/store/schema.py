@@ -177,6 +177,9 @@ queue = Table(
     Column("dedupe", String(255), nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("claimed_at", BigInteger, nullable=True),  # the last claim: since when it executes
+    # Calls the row carried before its current one: a run's next call may take the row of the
+    # call before it (`queue.enqueue_in_place`), so a job id is the row's id and this number.
+    Column("series", Integer, nullable=False, server_default="0"),
     Index("ix_queue_lane_order", "lane", "score", "id"),
     Index("ix_queue_lane_due", "lane", "available_at"),
     Index("ix_queue_run", "run_id"),

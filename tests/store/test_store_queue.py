@@ -733,3 +733,21 @@ def test_only_a_slotless_call_of_the_same_run_and_lane_takes_the_row(
     with pytest.raises(ValueError, match="same run and lane"):
         in_place(store, done, other, 1_100)
     assert leased_rows(store)[0][:3] == (done.id, 1_000 + LEASE, done.token)  # untouched
+
+
+def test_a_row_s_series_counts_its_calls_and_stays_through_retries(store: Store) -> None:
+    done = leased_call(store)
+    assert done.series == 0
+    got = in_place(store, done, new_item("lane-c", score=5, run_id="run-1"), 1_100)
+    assert got is not None and got.series == 1
+    store.write(lambda c: q.retry(c, got, 1_200, 1_100))  # another attempt of the same call
+    (again,) = claim(store, 1_200)
+    assert (again.id, again.series, again.attempt) == (done.id, 1, 1)
+    assert store.rows("SELECT series FROM queue") == [(1,)]
+
+
+def test_a_lower_score_alone_moves_the_lane_s_head(store: Store) -> None:
+    done = leased_call(store)  # score 5
+    got = in_place(store, done, new_item("lane-c", score=2, run_id="run-1"), 1_000)
+    assert got is not None  # due no earlier than the lane looks: only the score moved
+    assert lane_row(store, "lane-c") == (1_000 + LEASE, 2, None)

@@ -29,10 +29,11 @@ def test_claim_tokens_are_named_after_the_limit_they_belong_to() -> None:
     call = with_claim_fences(state(KEYS, {"lane": 7}), {"c0" * 32: 3})
     assert call.fences == {"lane": 7, "concurrency0": 3}
     assert ctx(call)["fences"] == {"lane": 7, "concurrency0": 3}
-    assert job_id(42, call.fences) == "42;concurrency0=3;lane=7"
+    assert job_id(42, 0, call.fences) == "42;concurrency0=3;lane=7"
+    assert job_id(42, 2, call.fences) == "42.2;concurrency0=3;lane=7"  # the row's third call
 
 
 def test_a_run_without_tokens_sends_no_fences_and_a_plain_job_id() -> None:
     call = with_claim_fences(state({}, {}), {})
     assert "fences" not in ctx(call)
-    assert job_id(42, call.fences) == "42"
+    assert job_id(42, 0, call.fences) == "42"

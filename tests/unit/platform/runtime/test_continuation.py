@@ -215,11 +215,12 @@ def test_a_step_s_result_hands_the_next_call_its_row(database_url: str) -> None:
     (other,) = [r for r in queue_rows(h) if r[0] != item.id]
     nxt, _ = step_answer(h, item, LATER, step_run("a", 1))
     assert nxt is not None and nxt.id == item.id and nxt.token != item.token
+    assert (item.series, nxt.series) == (0, 1)  # another job id: `<id>.1`
     assert queue_rows(h) == sorted([(item.id, "step", nxt.token), other])  # the new lease on it
     with pytest.raises(q.LeaseLost):  # the call answered holds nothing any more
         step_answer(h, item, LATER + 1, step_run("b", 2))
     last, _ = step_answer(h, nxt, LATER + 2, step_run("b", 2))
-    assert last is not None and last.id == item.id
+    assert last is not None and last.id == item.id and last.series == 2
     assert h.run(item.run_id or "").step_count == 2
 
 
@@ -236,6 +237,21 @@ def test_a_call_whose_run_goes_on_elsewhere_leaves_no_row(database_url: str) -> 
     after, _ = step_answer(h, nxt, LATER + 1, step_run("a", 1))
     assert after is None
     assert [r[1:] for r in queue_rows(h)] == [("b", None)]
+
+
+def test_a_stale_answer_whose_run_goes_on_elsewhere_is_refused(database_url: str) -> None:
+    h = Harness(database_url, config())
+    h.burst(NOON, [{"i": 1}])
+    item = claim_one(h, NOON)
+    nxt, _ = step_answer(h, item, LATER, planned("a"), planned("b"))
+    assert nxt is not None and nxt.step_id == "a"
+    expired = LATER + LEASE_MS + 1
+    taken = claim_one(h, expired)  # "a"'s lease ran out: another worker has it now
+    assert (taken.id, taken.step_id) == (nxt.id, "a")
+    with pytest.raises(q.LeaseLost):  # "b" still open: the row would end, but is not ours
+        step_answer(h, nxt, expired + 1, step_run("a", 1))
+    assert h.run(item.run_id or "").step_count == 0  # nothing of the stale answer stays
+    assert [r[1:] for r in queue_rows(h)] == [("a", taken.token), ("b", None)]
 
 
 @contextmanager
