@@ -71,7 +71,7 @@ def _with_block(step: Any, text: str) -> Any:
 
 
 def fences(job_id: str | None) -> dict[str, int]:
-    """The fencing tokens in a job id Weir sent (`<item id>;lane=7`), by scope."""
+    """The fencing tokens in a job id Weir sent (`<job id>;lane=7`), by scope."""
     tokens: dict[str, int] = {}
     for part in (job_id or "").split(";")[1:]:
         scope, _, value = part.partition("=")

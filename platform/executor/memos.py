@@ -19,21 +19,31 @@ from weir.platform.store.step_records import Step
 
 RUNS_KEPT = 256  # about the calls in flight at once, and their runs' next calls
 STATE_BYTES_KEPT = 16 * 1024  # a run that stores more is read whole at each call
+# The memos' stored size kept in all. Decoded, they take several times that (a memo of many
+# tiny JSON values, over thirty times): the bound is on what the store says, not measured.
+TOTAL_BYTES_KEPT = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Known:
     count: int  # the run's step count when its memos were read: those numbered below it
     memos: tuple[Step, ...]
+    size: int  # the run's stored state then, in bytes
 
 
 class MemoCache:
     """Memos of recently called runs, by run id. Written by the event loop once a call's state
     is in hand (read in a committed transaction); read by writer threads (one lookup)."""
 
-    def __init__(self, runs: int = RUNS_KEPT, state_bytes: int = STATE_BYTES_KEPT) -> None:
-        self.runs, self.state_bytes = runs, state_bytes
+    def __init__(
+        self,
+        runs: int = RUNS_KEPT,
+        state_bytes: int = STATE_BYTES_KEPT,
+        total_bytes: int = TOTAL_BYTES_KEPT,
+    ) -> None:
+        self.runs, self.state_bytes, self.total_bytes = runs, state_bytes, total_bytes
         self._known: dict[str, Known] = {}
+        self._bytes = 0  # the sizes of what `_known` holds
         self._lock = threading.Lock()
 
     def memos(self, conn: Connection, run: Run) -> list[Step]:
@@ -50,18 +60,27 @@ class MemoCache:
 
     def keep(self, run: Run, memos: Sequence[Step]) -> None:
         """The memos read with `run` (committed): kept for its next call, unless it has ended
-        or stores much."""
+        or stores much. (A run that ended meanwhile, e.g. by a parallel call's answer, may be
+        kept again after `forget`: its entry is only pushed out in time.)"""
         if run.ended or run.state_bytes > self.state_bytes:
             self.forget([run.id])
             return
-        known = Known(run.step_count, tuple(m for m in memos if m.seq < run.step_count))
+        kept = tuple(m for m in memos if m.seq < run.step_count)
+        known = Known(run.step_count, kept, run.state_bytes)
         with self._lock:
-            self._known.pop(run.id, None)  # to the end: the least recently called goes first
+            self._drop(run.id)  # then put at the end: the least recently called goes first
             self._known[run.id] = known
-            while len(self._known) > self.runs:
-                del self._known[next(iter(self._known))]
+            self._bytes += known.size
+            while len(self._known) > self.runs or self._bytes > self.total_bytes:
+                self._drop(next(iter(self._known)))
 
     def forget(self, run_ids: Iterable[str]) -> None:
         with self._lock:
             for run_id in run_ids:
-                self._known.pop(run_id, None)
+                self._drop(run_id)
+
+    def _drop(self, run_id: str) -> None:
+        """Under `_lock`."""
+        gone = self._known.pop(run_id, None)
+        if gone is not None:
+            self._bytes -= gone.size

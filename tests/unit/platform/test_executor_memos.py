@@ -3,15 +3,21 @@ steps saved since the last one, whoever saved them, and gets exactly what a full
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import Connection
+from weir.platform.executor.driver import Driver
 from weir.platform.executor.memos import MemoCache
 from weir.platform.runtime import runs
+from weir.platform.store import queue as q
 from weir.platform.store import step_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
-from weir.platform.vocabulary import RunStatus
+from weir.platform.vocabulary import QueueKind, RunStatus
 
 from tests.support.flow_harness import NOON, Harness
 
@@ -37,20 +43,25 @@ def everything(h: Harness, run: Run) -> list[Step]:
         return step_records.list_steps(conn, run.id)
 
 
-def read(h: Harness, cache: MemoCache, run: Run, sinces: list[int]) -> list[Step]:
-    """`cache.memos`, noting the step number each read of the store started from."""
+@contextmanager
+def counted(sinces: list[int]) -> Iterator[None]:
+    """Note the step number each read of a run's memos starts from."""
     real = step_records.list_steps
 
-    def counted(conn: object, run_id: str, since: int = 0) -> list[Step]:
+    def counting(conn: Connection, run_id: str, since: int = 0) -> list[Step]:
         sinces.append(since)
-        return real(conn, run_id, since)  # type: ignore[arg-type]
+        return real(conn, run_id, since)
 
-    step_records.list_steps = counted  # type: ignore[assignment]
+    step_records.list_steps = counting  # type: ignore[assignment]
     try:
-        with h.engine.connect() as conn:
-            return cache.memos(conn, run)
+        yield
     finally:
         step_records.list_steps = real  # type: ignore[assignment]
+
+
+def read(h: Harness, cache: MemoCache, run: Run, sinces: list[int]) -> list[Step]:
+    with counted(sinces), h.engine.connect() as conn:
+        return cache.memos(conn, run)
 
 
 def test_a_next_call_reads_only_the_steps_saved_since_the_last(h: Harness) -> None:
@@ -116,3 +127,53 @@ def test_the_runs_called_longest_ago_go_first(h: Harness) -> None:
     read(h, cache, run, sinces)
     assert sinces == []
     assert sorted(cache._known) == sorted([run.id, "other-1"])  # type: ignore[attr-defined]
+
+
+def test_the_memos_kept_stay_within_their_stored_size_in_all(h: Harness) -> None:
+    cache, sinces = MemoCache(total_bytes=100), []
+    run = save(h, "a")
+    first, second = replace(run, state_bytes=60), replace(run, id="other", state_bytes=50)
+    cache.keep(first, everything(h, run))
+    cache.keep(second, [])  # 110 bytes in all: the run kept longest ago goes
+    read(h, cache, first, sinces)
+    assert sinces == [0]
+    cache.keep(first, everything(h, run))  # and now "other" goes
+    read(h, cache, first, sinces)
+    assert sinces == [0]  # "a" kept: nothing read
+
+
+def claimed(run: Run, token: str) -> q.Claimed:
+    return q.Claimed(
+        id=1,
+        kind=QueueKind.EXEC,
+        run_id=run.id,
+        function_id=run.function_id,
+        step_id="step",
+        attempt=0,
+        payload={},
+        lane=run.lane,
+        token=token,
+        keys=(),
+        claimed_at=NOON,
+    )
+
+
+def test_each_call_of_a_run_is_sent_every_memo_reading_only_the_new(h: Harness) -> None:
+    """As the driver makes a run's calls: each state read in the transaction that claims the
+    call (`prefetch`), kept once the call takes it (`_state`)."""
+    driver = Driver(None, None, None, lambda: None)  # type: ignore[arg-type]
+    sinces: list[int] = []
+    sent: list[list[str]] = []
+    run = h.runs()[0]
+    for n, step_id in enumerate(["a", "b", "c", ""]):
+        call = claimed(run, f"lease-{n}")
+        with counted(sinces), h.engine.begin() as conn:
+            driver.prefetch(conn, [call], run=run)
+        state = asyncio.run(driver._state(call))  # type: ignore[misc]
+        assert state is not None
+        sent.append([m.step_id for m in state.memos])
+        if step_id:
+            run = save(h, step_id)
+    assert sent == [[], ["a"], ["a", "b"], ["a", "b", "c"]]
+    # the first call had none to read; each later one reads what was saved since the one before
+    assert sinces == [0, 1, 2]
