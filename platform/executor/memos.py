@@ -62,6 +62,8 @@ class MemoCache:
         """The memos read with `run` (committed): kept for its next call, unless it has ended
         or stores much. (A run that ended meanwhile, e.g. by a parallel call's answer, may be
         kept again after `forget`: its entry is only pushed out in time.)"""
+        if not run.step_count:
+            return  # nothing to keep: its next call reads every memo, as it would
         if run.ended or run.state_bytes > self.state_bytes:
             self.forget([run.id])
             return
