@@ -224,15 +224,21 @@ def test_a_step_s_result_hands_the_next_call_its_row(database_url: str) -> None:
     assert h.run(item.run_id or "").step_count == 2
 
 
-def test_a_call_whose_run_goes_on_elsewhere_leaves_no_row(database_url: str) -> None:
+def two_planned(database_url: str) -> tuple[Harness, Claimed, Claimed]:
+    """A run whose first call planned steps "a" and "b": the harness, that call, and "a"'s
+    call, claimed for the same worker. The answer's row ended, and each step got a row of its
+    own (SQLite may give one the id the answered call had: ids are not kept once gone)."""
     h = Harness(database_url, config())
     h.burst(NOON, [{"i": 1}])
     item = claim_one(h, NOON)
-    # two steps planned: the answer's row ends, and each step gets a row of its own (SQLite
-    # may give one the id the answered call had: ids are not kept once a row is gone)
     nxt, _ = step_answer(h, item, LATER, planned("a"), planned("b"))
     assert nxt is not None and nxt.step_id == "a"
     assert [r[1:] for r in queue_rows(h)] == [("a", nxt.token), ("b", None)]
+    return h, item, nxt
+
+
+def test_a_call_whose_run_goes_on_elsewhere_leaves_no_row(database_url: str) -> None:
+    h, _, nxt = two_planned(database_url)
     # "a" answers while "b" is open: there is no next call, so the answer's row ends too
     after, _ = step_answer(h, nxt, LATER + 1, step_run("a", 1))
     assert after is None
@@ -240,11 +246,7 @@ def test_a_call_whose_run_goes_on_elsewhere_leaves_no_row(database_url: str) -> 
 
 
 def test_a_stale_answer_whose_run_goes_on_elsewhere_is_refused(database_url: str) -> None:
-    h = Harness(database_url, config())
-    h.burst(NOON, [{"i": 1}])
-    item = claim_one(h, NOON)
-    nxt, _ = step_answer(h, item, LATER, planned("a"), planned("b"))
-    assert nxt is not None and nxt.step_id == "a"
+    h, item, nxt = two_planned(database_url)
     expired = LATER + LEASE_MS + 1
     taken = claim_one(h, expired)  # "a"'s lease ran out: another worker has it now
     assert (taken.id, taken.step_id) == (nxt.id, "a")
