@@ -189,7 +189,8 @@ class Driver:
                 self._held[run_id] = (now, events)
 
     def forget(self, run_ids: Iterable[str]) -> None:
-        """The runs ended, or their creation did not commit: their events are not wanted."""
+        """The runs ended, or their creation did not commit: their events and memos are not
+        wanted."""
         run_ids = list(run_ids)
         with self._keeping:
             for run_id in run_ids:
