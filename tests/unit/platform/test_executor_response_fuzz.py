@@ -1,14 +1,17 @@
 """classify() takes whatever an app answers: any bytes, status and headers give an outcome
-(completed, ops or a failed attempt with a message), never an exception."""
+(completed, ops, steps run one after another in the request, or a failed attempt with a
+message), never an exception."""
 
 import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from weir.platform.executor.response import (
+    SAVED_STEP_OPS,
     AttemptFailed,
+    Checkpointed,
     Completed,
     Ops,
     RawResponse,
@@ -34,6 +37,11 @@ OP_LIKE = st.dictionaries(
 
 
 def check(outcome: Any) -> None:
+    if isinstance(outcome, Checkpointed):  # saved steps first, then what ended the request
+        assert outcome.steps and all(o.op in SAVED_STEP_OPS for o in outcome.steps)
+        if outcome.then is not None:
+            check(outcome.then)
+        return
     assert isinstance(outcome, Completed | Ops | AttemptFailed)
     if isinstance(outcome, AttemptFailed):
         assert isinstance(outcome.error.get("message"), str) and outcome.error["message"]
@@ -50,6 +58,7 @@ def test_any_bytes_status_and_headers_classify_without_raising(
 
 @settings(max_examples=250, deadline=None)
 @given(st.sampled_from([200, 201, 206]), HEADERS, JSON_VALUES | st.lists(OP_LIKE, max_size=4))
+@example(206, {}, [{"op": "StepRun"}, {"op": "StepRun"}])  # two steps run in one request
 def test_any_json_classifies_without_raising(
     status: int, headers: dict[str, str], value: Any
 ) -> None:
