@@ -12,8 +12,7 @@ from weir.platform.store.fast import Fast
 from weir.platform.store.schema import history, steps
 from weir.platform.vocabulary import HistoryKind, StepStatus
 
-_STEPS = Fast(select(steps).where(steps.c.run_id == bindparam("run")).order_by(steps.c.seq))
-_STEPS_SINCE = Fast(
+_STEPS = Fast(
     select(steps)
     .where(steps.c.run_id == bindparam("run"), steps.c.seq >= bindparam("since"))
     .order_by(steps.c.seq)
@@ -182,9 +181,7 @@ def detail_from(data: Any) -> HistoryDetail:
 def list_steps(conn: Connection, run_id: str, since: int = 0) -> list[Step]:
     """The run's memoized steps in completion order; `since`: only those numbered from there
     on (a step's number never changes, and a later step's is higher)."""
-    if since:
-        return [step_from_row(r) for r in _STEPS_SINCE.all(conn, {"run": run_id, "since": since})]
-    return [step_from_row(r) for r in _STEPS.all(conn, {"run": run_id})]
+    return [step_from_row(r) for r in _STEPS.all(conn, {"run": run_id, "since": since})]
 
 
 def get_step(conn: Connection, run_id: str, step_id: str) -> Step | None:
