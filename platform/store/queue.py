@@ -437,16 +437,7 @@ def enqueue_in_place(
     `enqueue_claimed` requires, and `done` must hold no slots. None if an item with the same
     `dedupe` is queued already: `done` is then finished, and the new item goes the usual way.
     Raises LeaseLost as `finish` does."""
-    if (
-        item.limits
-        or item.payload
-        or done.keys
-        or (done.run_id, done.lane)
-        != (
-            item.run_id,
-            item.lane,
-        )
-    ):
+    if not _takes_row(done, item):
         raise ValueError("only a slotless call of the same run and lane takes a finished row")
     until, token = now + lease_ms, _new_token()
     values = {
@@ -476,6 +467,13 @@ def enqueue_in_place(
         claimed_at=now,
         series=done.series + 1,
     )
+
+
+def _takes_row(done: Claimed, item: NewItem) -> bool:
+    """`item` may take `done`'s row: a call of the same run and lane, and neither holds or
+    needs a slot or a start throttle."""
+    slotless = not (item.limits or item.payload or done.keys)
+    return slotless and done.run_id == item.run_id and done.lane == item.lane
 
 
 def _insert_leased(conn: Connection, item: NewItem, until: int, token: str, now: int) -> Any:
