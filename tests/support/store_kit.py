@@ -36,6 +36,33 @@ class Store:
             return [tuple(row) for row in conn.execute(text(sql), params)]
 
 
+def claimed_call(
+    run_id: str,
+    token: str,
+    *,
+    item_id: int = 1,
+    function_id: str = "fn-1",
+    lane: str = "fn-1",
+    claimed_at: int = 0,
+    series: int = 0,
+) -> q.Claimed:
+    """A call as a claim hands it to a worker, holding no slot."""
+    return q.Claimed(
+        id=item_id,
+        kind="exec",
+        run_id=run_id,
+        function_id=function_id,
+        step_id="step",
+        attempt=0,
+        payload={},
+        lane=lane,
+        token=token,
+        keys=(),
+        claimed_at=claimed_at,
+        series=series,
+    )
+
+
 def new_item(
     lane: str = "lane-a",
     *,

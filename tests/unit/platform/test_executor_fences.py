@@ -5,9 +5,10 @@ import json
 
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.request import CallState, build_body, job_id, with_claim_fences
-from weir.platform.store import queue as q
 from weir.platform.store.run_records import Run
 from weir.platform.vocabulary import RunStatus
+
+from tests.support.store_kit import claimed_call
 
 KEYS = {
     "lane": {"key": "acme", "hash": "L" * 64, "fence": 7},
@@ -43,6 +44,6 @@ def test_a_run_without_tokens_sends_no_fences_and_a_plain_job_id() -> None:
 
 def test_the_request_names_the_row_s_call_in_its_job_id() -> None:
     driver = Driver(None, None, None, lambda: None)  # type: ignore[arg-type]
-    item = q.Claimed(7, "exec", "run", "fn", "step", 0, {}, "lane", "token", (), 0, series=2)
+    item = claimed_call("run", "token", item_id=7, series=2)
     headers = driver._headers(item, b"{}", {"lane": 4})  # type: ignore[misc]
     assert headers["x-inngest-job-id"] == "7.2;lane=4"  # the row's third call

@@ -17,9 +17,10 @@ from weir.platform.store import queue as q
 from weir.platform.store import step_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
-from weir.platform.vocabulary import QueueKind, RunStatus
+from weir.platform.vocabulary import RunStatus
 
 from tests.support.flow_harness import NOON, Harness
+from tests.support.store_kit import claimed_call
 
 
 @pytest.fixture
@@ -143,19 +144,7 @@ def test_the_memos_kept_stay_within_their_stored_size_in_all(h: Harness) -> None
 
 
 def claimed(run: Run, token: str) -> q.Claimed:
-    return q.Claimed(
-        id=1,
-        kind=QueueKind.EXEC,
-        run_id=run.id,
-        function_id=run.function_id,
-        step_id="step",
-        attempt=0,
-        payload={},
-        lane=run.lane,
-        token=token,
-        keys=(),
-        claimed_at=NOON,
-    )
+    return claimed_call(run.id, token, function_id=run.function_id, lane=run.lane)
 
 
 def test_each_call_of_a_run_is_sent_every_memo_reading_only_the_new(h: Harness) -> None:

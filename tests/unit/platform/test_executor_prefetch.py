@@ -11,23 +11,12 @@ import pytest
 from weir.platform.executor import driver as driver_module
 from weir.platform.executor.driver import Driver
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import QueueKind
+
+from tests.support.store_kit import claimed_call
 
 
-def call(token: str, item_id: int = 7) -> q.Claimed:
-    return q.Claimed(
-        id=item_id,
-        kind=QueueKind.EXEC,
-        run_id="run-1",
-        function_id="fn-1",
-        step_id="step",
-        attempt=0,
-        payload={},
-        lane="fn-1",
-        token=token,
-        keys=(),
-        claimed_at=0,
-    )
+def call(token: str) -> q.Claimed:
+    return claimed_call("run-1", token, item_id=7)
 
 
 @dataclass
