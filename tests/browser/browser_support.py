@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -88,6 +88,13 @@ def stop(proc: "subprocess.Popen[bytes]") -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def submit(page: Page, button: Locator) -> None:
+    """Click a form's submit button and wait for the page it loads. Reading the page straight
+    after the click may catch the document between the old page and the new, with no rows."""
+    with page.expect_navigation():
+        button.click()
 
 
 def screenshot(page: Page, name: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import FUNCTIONS, Server, screenshot, until
+from tests.browser.browser_support import FUNCTIONS, Server, screenshot, submit, until
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -181,7 +181,7 @@ def test_runs_list_filters_searches_and_explains(page: Page, server: Server) -> 
     page.goto(server.url + "/runs")
     page.get_by_role("checkbox", name="Completed").check()
     page.get_by_role("checkbox", name="Failed", exact=True).check()
-    page.get_by_role("button", name="Apply filters").click()
+    submit(page, page.get_by_role("button", name="Apply filters"))
     statuses = set(page.locator("#runs-body tr td:first-child").all_inner_texts())
     assert statuses and statuses <= {"Completed", "Failed"}, statuses
     expect(page.locator(f"tr[data-id='{done}']")).to_be_visible()
@@ -219,7 +219,7 @@ def test_events_hide_weirs_own_by_default_and_filter_by_prefix(page: Page, serve
     ).to_be_visible()
     page.goto(server.url + "/events")
     page.get_by_label("Name starts with").fill("ui/gr")
-    page.get_by_role("button", name="Filter").click()
+    submit(page, page.get_by_role("button", name="Filter"))
     names = page.locator("#events-list .event-name").all_inner_texts()
     assert names and set(names) == {"ui/greet"}
 
@@ -329,6 +329,6 @@ def test_playground_replays_recorded_events(page: Page, server: Server) -> None:
     page.get_by_role("link", name="Load recorded events").click()
     lines = page.get_by_label("Events").input_value().strip().splitlines()
     assert len(lines) >= 3 and lines[0].startswith("0 ")
-    page.get_by_role("button", name="Simulate").click()
+    submit(page, page.get_by_role("button", name="Simulate"))
     fates = page.locator("#pg-events-table tbody td:nth-child(3)").all_inner_texts()
     assert fates[0] == "started" and set(fates[1:]) == {"skipped"}
