@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.harness import ROOT, WeirServer
+from tests.integration.harness import ROOT, STARTUP_S, WeirServer
 
 MiB = 1024 * 1024
 
@@ -42,7 +42,7 @@ class LimitedWeir(WeirServer):
         self.proc = subprocess.Popen(
             self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out, preexec_fn=lower_limit
         )
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.url}/health/live").status_code == 200:

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.browser_support import Server, screenshot
+from tests.browser.browser_support import Server, screenshot, submit
 
 pytestmark = pytest.mark.browser
 
@@ -55,11 +55,11 @@ def test_new_runs_appear_live_and_filters_narrow_the_list(page: Page, server: Se
     page.goto(server.url + "/runs")
     run_id = server.run_of(server.send("ui/fail", {"n": _tag()}))
     row = page.locator(f"tr[data-id='{run_id}']")
-    expect(row).to_be_visible()  # arrived by polling, no reload
+    expect(row).to_be_visible(timeout=20_000)  # arrived by polling, no reload
     expect(row).to_contain_text("Failed", timeout=20_000)
     page.get_by_label("Function").select_option("ui-test-fail")
     page.get_by_role("checkbox", name="Failed", exact=True).check()
-    page.get_by_role("button", name="Apply filters").click()
+    submit(page, page.get_by_role("button", name="Apply filters"))
     expect(page).to_have_url(re.compile(r"function=ui-test-fail&status=FAILED"))
     expect(page.locator(f"tr[data-id='{run_id}']")).to_be_visible()
     statuses = page.locator("#runs-body tr td:first-child").all_inner_texts()
@@ -67,7 +67,7 @@ def test_new_runs_appear_live_and_filters_narrow_the_list(page: Page, server: Se
     functions = page.locator("#runs-body tr td:nth-child(3)").all_inner_texts()
     assert set(functions) == {"Always fails"}
     page.get_by_label("Function").select_option("ui-test-greet")
-    page.get_by_role("button", name="Apply filters").click()
+    submit(page, page.get_by_role("button", name="Apply filters"))
     expect(page.locator(f"tr[data-id='{run_id}']")).to_have_count(0)
     page.goto(server.url + "/runs")
     screenshot(page, "runs")

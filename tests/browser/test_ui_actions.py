@@ -194,7 +194,7 @@ def test_runs_list_filters_searches_and_explains(page: Page, server: Server) -> 
     ):
         page.goto(server.url + "/runs")
         page.get_by_label("Search").fill(query)
-        page.get_by_label("Search").press("Enter")
+        submit(page, page.get_by_label("Search"), press="Enter")
         ids = page.locator("#runs-body tr[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
         assert ids == [run_id], (query, ids)
 
@@ -265,7 +265,7 @@ def test_main_pages_fit_a_phone(browser: Browser, server: Server) -> None:
             page.goto(server.url + path)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= PHONE["width"], f"{path} is {width}px wide"
-        page.get_by_role("button", name="Simulate").click()
+        submit(page, page.get_by_role("button", name="Simulate"))
         expect(page.locator("#pg-summary")).to_be_visible()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"the playground's result is {width}px wide"
@@ -326,7 +326,7 @@ def test_playground_replays_recorded_events(page: Page, server: Server) -> None:
     for _ in range(3):
         server.send("ui/limited", {"n": _tag()})
     page.goto(server.url + "/functions/ui-test-limited")
-    page.get_by_role("link", name="Load recorded events").click()
+    submit(page, page.get_by_role("link", name="Load recorded events"))
     lines = page.get_by_label("Events").input_value().strip().splitlines()
     assert len(lines) >= 3 and lines[0].startswith("0 ")
     submit(page, page.get_by_role("button", name="Simulate"))

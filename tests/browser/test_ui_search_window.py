@@ -12,7 +12,7 @@ from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
 from weir.platform.store.queries import SEARCH_WINDOW
 
-from tests.browser.browser_support import Server, free_port, screenshot, spawn, stop, until
+from tests.browser.browser_support import Server, free_port, screenshot, spawn, stop, submit, until
 from tests.support.seeded_runs import finished_runs
 
 T0 = 1_767_268_800_000  # the oldest run; each next one 1 s later
@@ -58,7 +58,7 @@ def test_a_search_says_how_far_it_looked_and_searches_older_runs(
     server, ids = seeded
     page.goto(server.url + "/runs")
     page.get_by_label("Search").fill("needle")
-    page.get_by_label("Search").press("Enter")
+    submit(page, page.get_by_label("Search"), press="Enter")
     assert _shown(page) == [ids[RUNS - 1]]
     note = page.locator("#search-window")
     expect(note).to_contain_text(f"looked at {SEARCH_WINDOW:,} runs")
@@ -66,7 +66,7 @@ def test_a_search_says_how_far_it_looked_and_searches_older_runs(
     # the window ends at the SEARCH_WINDOW-th newest run, i.e. run 4
     expect(note.locator("time")).to_have_attribute("datetime", "2026-01-01T12:00:04.000+00:00")
     screenshot(page, "runs-search-window")
-    page.get_by_role("link", name="Search older runs").click()
+    submit(page, page.get_by_role("link", name="Search older runs"))
     assert _shown(page) == [ids[2], ids[0]]
     expect(page.locator("#search-window")).to_have_count(0)  # nothing older is left
     expect(page.get_by_label("Search")).to_have_value("needle")

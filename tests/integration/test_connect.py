@@ -21,6 +21,7 @@ from tests.integration.harness import Process, WeirServer, wait_until
 
 pytestmark = pytest.mark.integration
 WORKER = "tests.integration.apps.inngest_connect"
+STEP_S = 12.0  # c/slow's steps in `pair`: two lease extensions (every 5 s) before one ends
 
 
 class Weir(WeirServer):
@@ -76,7 +77,7 @@ def run_of(weir: WeirServer, event_id: str) -> str:
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WeirServer, ConnectWorker]]:
     tmp = tmp_path_factory.mktemp("connect")
     weir = Weir(tmp)
-    worker = ConnectWorker(tmp, weir.url, "connectapp", step_s=8.0)
+    worker = ConnectWorker(tmp, weir.url, "connectapp", step_s=STEP_S)
     try:  # started inside: a server slow to start is still stopped
         weir.start()
         worker.start()
@@ -145,9 +146,11 @@ def test_cancel_stops_the_step_running_on_the_worker(
     wait_until(lambda: _phases(worker, run_id, 0) == ["start"])
     assert httpx.delete(f"{weir.url}/v1/runs/{run_id}").status_code == 200
     assert weir.finished_run(event_id)["status"] == "Cancelled"
-    # the worker's next lease extension is refused, so it drops the step: it never ends (a
-    # step takes 8 s; the worker extends every 5 s) and no later step starts
-    time.sleep(10)
+    # the worker's next lease extension (every 5 s) is refused, so it drops the step: it never
+    # ends, though the cancel may land as late as the second extension, and no later step
+    # starts. Look once the step would have ended.
+    [started] = [e["at"] for e in worker.entries("slow") if e["run"] == run_id]
+    time.sleep(max(0.0, started + STEP_S + 1 - time.time()))
     assert _phases(worker, run_id, 0) == ["start"]
     assert _phases(worker, run_id, 1) == []
 
