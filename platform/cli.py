@@ -59,19 +59,19 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-u",
         "--sdk-url",
-        action="append",
+        action=_Repeatable,
         default=_list("SDK_URLS"),
         help="an app's serve URL to sync; repeatable [WEIR_SDK_URLS, comma-separated]",
     )
     p.add_argument(
         "--signing-key",
-        action="append",
+        action=_Repeatable,
         default=_list("SIGNING_KEYS"),
         help="signing key; a second one is accepted as fallback [WEIR_SIGNING_KEYS]",
     )
     p.add_argument(
         "--event-key",
-        action="append",
+        action=_Repeatable,
         default=_list("EVENT_KEYS"),
         help="an accepted event key; repeatable [WEIR_EVENT_KEYS]",
     )
@@ -128,14 +128,14 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--allowed-app-hosts",
-        action="append",
+        action=_Repeatable,
         default=_list("ALLOWED_APP_HOSTS"),
         help="only sync apps on these hosts (host, host:port or *.domain); repeatable "
         "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--allowed-ai-hosts",
-        action="append",
+        action=_Repeatable,
         default=_list("ALLOWED_AI_HOSTS"),
         help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
         "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
@@ -195,7 +195,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
     p.add_argument(
         "--allowed-hosts",
-        action="append",
+        action=_Repeatable,
         default=_list("ALLOWED_HOSTS"),
         help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
         "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
@@ -273,6 +273,23 @@ def _duration_ms(text: str) -> int:
         return parse_duration_ms(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _Repeatable(argparse.Action):
+    """A flag that may be given several times, whose default is a WEIR_* variable's list: the
+    flags given replace that list, as any flag wins over its variable (argparse's "append"
+    would add to it, so `--signing-key new` would leave the variable's old key signing)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given = getattr(namespace, self.dest)
+        start = [] if given is self.default else list(given)
+        setattr(namespace, self.dest, [*start, values])
 
 
 def _list(name: str) -> list[str]:

@@ -24,6 +24,22 @@ def test_auth_variables_reach_the_settings(monkeypatch: pytest.MonkeyPatch) -> N
     assert s.allowed_app_hosts == ("x.internal", "*.apps")
 
 
+def test_repeated_flags_replace_their_variable_not_add_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WEIR_SIGNING_KEYS", "old-key")
+    monkeypatch.setenv("WEIR_SDK_URLS", "http://a/api/inngest,http://b/api/inngest")
+    monkeypatch.setenv("WEIR_ALLOWED_HOSTS", "weir.internal")
+    s = settings(["start", "--signing-key", "new-key", "--signing-key", "next-key", "-u", "u"])
+    assert s.signing_keys == ("new-key", "next-key")  # the old key no longer signs
+    assert s.signing_key == "new-key"
+    assert s.app_urls == ("u",)
+    assert s.allowed_hosts == ("weir.internal",)  # no flag: the variable stands
+    s = settings(["start"])
+    assert s.signing_keys == ("old-key",)
+    assert s.app_urls == ("http://a/api/inngest", "http://b/api/inngest")
+
+
 def test_a_user_without_a_password_is_refused() -> None:
     s = settings(["start", "--event-key", "e", "--signing-key", "k", "--admin-user", "ops"])
     assert any("--admin-password" in p for p in cli._start_problems(s))
