@@ -2,7 +2,6 @@
 
 import json
 import os
-import socket
 import subprocess
 import tempfile
 import time
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Locator, Page
+
+from tests.support.ports import free_port as free_port  # the tests' one source
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -72,12 +73,6 @@ def until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spawn(args: list[str], log: Path, **env_vars: str) -> "subprocess.Popen[bytes]":

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support.backends import POSTGRESQL, SQLITE
+from tests.support.ports import free_port as free_port  # the tests' one source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,12 +33,6 @@ SDK_AND_BACKEND = [
     *(pytest.param(sdk, SQLITE, id=f"{sdk}-{SQLITE}") for sdk in sorted(SDKS)),
     pytest.param("weir", POSTGRESQL, id=f"weir-{POSTGRESQL}", marks=pytest.mark.postgres),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # How long a server process may take to answer after it starts. On a loaded 2-core machine

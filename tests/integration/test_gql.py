@@ -5,7 +5,6 @@ events go in through POST /e/x and the executor drives the app over HTTP.
 """
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from weir.sdk._client import compile_all
 from weir.sdk._register import register_payload
 
 from tests.api.helpers import LOCAL
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -79,16 +79,10 @@ def _sdk_app() -> tuple[Weir, FastAPI]:
     return client, app
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def app_url() -> Iterator[tuple[str, Weir]]:
     client, app = _sdk_app()
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

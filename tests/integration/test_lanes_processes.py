@@ -52,7 +52,9 @@ def _run_load(servers: list[WeirServer], app: AppServer) -> dict[int, tuple[int,
         wait_until(lambda s=server: httpx.get(f"{s.url}/health").status_code == 200, 60)
     app.start()
     app.sync()
-    time.sleep(1.5)  # every process has loaded the synced function (catalog notification)
+    for server in servers:  # every process has loaded the synced function (a notification)
+        known = f"{server.url}/v1/lanes?function=plane-laned"
+        wait_until(lambda u=known: httpx.get(u).status_code == 200, 60)
     sent: dict[int, tuple[int, int]] = {}  # n -> (producer, its i-th event)
     counter = itertools.count()
     lock = threading.Lock()
