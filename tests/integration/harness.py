@@ -73,6 +73,16 @@ class Process:
         out = self.log.open("ab")
         self.proc = subprocess.Popen(self.args, env=self.env, cwd=ROOT, stdout=out, stderr=out)
 
+    def alive(self) -> bool:
+        """True while the process runs; once it has exited, an error with its log's end (a
+        server that could not start must not pass for another one answering its port)."""
+        assert self.proc is not None
+        code = self.proc.poll()
+        if code is None:
+            return True
+        tail = self.log.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{self.log.name}: the process exited ({code}):\n{tail}")
+
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
@@ -115,7 +125,8 @@ class WeirServer(Process):
 
     def start(self) -> None:
         super().start()
-        wait_until(lambda: httpx.get(f"{self.url}/health").status_code == 200, STARTUP_S)
+        health = f"{self.url}/health"
+        wait_until(lambda: self.alive() and httpx.get(health).status_code == 200, STARTUP_S)
 
     def send(self, name: str, data: dict[str, Any] | None = None, **fields: Any) -> str:
         body = {"name": name, "data": data or {}, **fields}
@@ -188,7 +199,9 @@ class AppServer(Process):
 
     def start(self) -> None:
         super().start()
-        wait_until(lambda: httpx.get(self.url).status_code in (200, 401), STARTUP_S)
+        wait_until(
+            lambda: self.alive() and httpx.get(self.url).status_code in (200, 401), STARTUP_S
+        )
 
     def sync(self) -> dict[str, Any]:
         """What the dev server does: PUT the app, which then registers with Weir."""

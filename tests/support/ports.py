@@ -1,37 +1,74 @@
 """Ports for the servers the tests start.
 
 A port the kernel hands out (bind to port 0) is free only at that moment: until the test's
-server binds it, another test worker may be handed the same one, or an outgoing connection
+server binds it, another test process may be handed the same one, or an outgoing connection
 may take it, and the server then fails to start (or, worse, the test talks to another
-worker's server already there). So each pytest-xdist worker draws ports in turn from a block
-of its own, below the kernel's ephemeral range, skipping any port something else holds.
+process's server already there). So each test process claims a block of ports of its own,
+below the kernel's ephemeral range, by holding a lock on the block's file for as long as it
+lives (every pytest-xdist worker, every other test run on the machine), and draws its ports
+from that block in turn, skipping any that something else holds.
 """
 
+import fcntl
 import itertools
-import os
 import socket
+import tempfile
+from pathlib import Path
+from typing import IO
 
-FIRST = 20_000  # Linux hands out ephemeral ports from 32768 up
-BLOCK = 1_000  # ports per worker: far more servers than one worker starts in a run
+FIRST = 15_000  # the lowest port of the first block
+BLOCK = 500  # ports per process: far more servers than one test process starts
+LOCKS = Path(tempfile.gettempdir()) / "weir-test-ports"
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+_held: IO[str] | None = None  # the lock file of this process's block, open while it lives
+_first_port = 0
 _drawn = itertools.count()
 
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that no other worker of this test run will be given."""
-    slot = _worker_slot()
-    if FIRST + (slot + 1) * BLOCK > 32_768:  # more workers than blocks: the kernel's choice
+    """A port on 127.0.0.1 that no other test process on this machine will be given."""
+    block = _block()
+    if block is None:  # every block is taken: the kernel's choice, as before
         return _kernel_port()
     for _ in range(BLOCK):
-        port = FIRST + slot * BLOCK + next(_drawn) % BLOCK
+        port = block + next(_drawn) % BLOCK
         if _bindable(port):
             return port
-    raise RuntimeError(f"no free port in {FIRST + slot * BLOCK}..+{BLOCK}")
+    raise RuntimeError(f"no free port in {block}..{block + BLOCK - 1}")
 
 
-def _worker_slot() -> int:
-    """0 when the tests run in one process; 1 + N for xdist's worker gwN."""
-    name = os.environ.get("PYTEST_XDIST_WORKER", "")
-    return int(name[2:]) + 1 if name.startswith("gw") and name[2:].isdigit() else 0
+def _block() -> int | None:
+    """The first port of this process's block, claimed at its first call."""
+    global _held, _first_port
+    if _held is None:
+        claimed = claim_block(_ephemeral_low())
+        if claimed is None:
+            return None
+        _held, _first_port = claimed
+    return _first_port
+
+
+def claim_block(limit: int) -> tuple[IO[str], int] | None:
+    """Lock the first free block below port `limit`: its open lock file and first port."""
+    LOCKS.mkdir(exist_ok=True)
+    for first in range(FIRST, limit - BLOCK + 1, BLOCK):
+        handle = (LOCKS / f"{first}.lock").open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another live test process has it
+            handle.close()
+            continue
+        return handle, first
+    return None
+
+
+def _ephemeral_low() -> int:
+    """Where the kernel's range for outgoing connections starts (32768 unless set lower)."""
+    try:
+        return int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
 
 
 def _bindable(port: int) -> bool:
