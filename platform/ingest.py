@@ -7,12 +7,13 @@ are stored as they are and handed to expressions as a `Document`, never as Pytho
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
 from weir.expressions import Document
 from weir.platform import jsonvalues
+from weir.platform.records import record
 from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 
 MAX_EVENTS = 5000
@@ -27,7 +28,7 @@ class EventError(ValueError):
     """The request's events were rejected; the message says why and what is allowed."""
 
 
-@dataclass(frozen=True)
+@record
 class RawParts:
     """A large event's `data` and `user` as stored JSON (orjson's compact form)."""
 
@@ -35,7 +36,7 @@ class RawParts:
     user: bytes
 
 
-@dataclass(frozen=True)
+@record
 class IncomingEvent:
     name: str
     data: dict[str, Any]  # {} when `raw` holds it

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
 from weir.platform.clock import Clock
+from weir.platform.records import record
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
 from weir.platform.vocabulary import QueueKind
@@ -26,7 +27,7 @@ CONTENDED_MS = 10
 UNCAPPED = 1 << 30  # the room of a lane of no app's (the timers')
 
 
-@dataclass(frozen=True)
+@record
 class Offer:
     """Room held for a claim made by another transaction: at most `size` items, passing over
     the lanes of the functions in `skip` (those of apps called as much as they may be)."""

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from weir.platform.connect import wire
 from weir.platform.connect.wire import Kind, Message
 from weir.platform.functions import CONNECT_URL, SyncError
+from weir.platform.records import record
 
 log = logging.getLogger("weir.connect")
 
@@ -57,7 +58,7 @@ class NoAnswer(Exception):
     """A call got no reply: no worker had room for it, or its lease ran out."""
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The function a call is for, and its identity on the wire."""
 

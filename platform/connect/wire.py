@@ -9,8 +9,10 @@ schema (docs/protocol.md §13 lists them).
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
+
+from weir.platform.records import record
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 
@@ -160,7 +162,7 @@ def _int64(value: int) -> int:
 # -- the messages --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Message:
     """ConnectMessage: the envelope of everything sent over the socket."""
 
@@ -176,7 +178,7 @@ class Message:
         return cls(_int(fields, 1), _last_bytes(fields, 2))
 
 
-@dataclass(frozen=True)
+@record
 class StartResponse:
     connection_id: str
     gateway_endpoint: str
@@ -201,14 +203,14 @@ def check_start_request(data: bytes) -> None:
     _fields(data)
 
 
-@dataclass(frozen=True)
+@record
 class AppConfiguration:
     app_name: str
     app_version: str | None
     functions: bytes  # the function configs as JSON, as an HTTP sync sends them
 
 
-@dataclass(frozen=True)
+@record
 class WorkerConnect:
     """WorkerConnectRequestData: the worker's apps and functions, and who it is."""
 
@@ -245,7 +247,7 @@ class WorkerConnect:
         )
 
 
-@dataclass(frozen=True)
+@record
 class ConnectionReady:
     """GatewayConnectionReadyData: intervals as "<n>s", the only form the SDK reads."""
 
@@ -261,7 +263,7 @@ class ConnectionReady:
         )
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorRequest:
     """GatewayExecutorRequestData: one call of a function, its body as over HTTP."""
 
@@ -293,7 +295,7 @@ class ExecutorRequest:
         )
 
 
-@dataclass(frozen=True)
+@record
 class RequestAck:
     """WorkerRequestAckData: the worker has the request."""
 
@@ -304,7 +306,7 @@ class RequestAck:
         return cls(_text(_fields(data), 1))
 
 
-@dataclass(frozen=True)
+@record
 class ExtendLease:
     """WorkerRequestExtendLeaseData: the worker is still on the request, holding this lease."""
 
@@ -317,7 +319,7 @@ class ExtendLease:
         return cls(_text(fields, 1), _text(fields, 10))
 
 
-@dataclass(frozen=True)
+@record
 class ExtendLeaseAck:
     """WorkerRequestExtendLeaseAckData: the next lease, or none (stop: the call is over)."""
 
@@ -337,7 +339,7 @@ class ExtendLeaseAck:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Reply:
     """SDKResponse: the answer to a request, its body as the HTTP response's."""
 
@@ -363,7 +365,7 @@ class Reply:
         )
 
 
-@dataclass(frozen=True)
+@record
 class ReplyAck:
     """WorkerReplyAckData: Weir has the reply; the worker may forget it."""
 

@@ -7,18 +7,18 @@ most a step's output size (4 MiB: it is saved as the step's result), and hosts l
 """
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from weir.platform import app_hosts, jsonvalues
 from weir.platform.executor.ai_opts import AIOptsError, parse_ai_opts, shown_url
 from weir.platform.executor.http import AppClient, Redirected, TransportError
 from weir.platform.executor.limits import MAX_STEP_OUTPUT_BYTES
+from weir.platform.records import record
 
 AI_TIMEOUT_S = 600.0  # a long completion takes minutes; an app call may take hours
 
 
-@dataclass(frozen=True)
+@record
 class AIResult:
     """`data` (the answer's JSON) on success; otherwise `error`, and whether to retry."""
 

@@ -6,11 +6,11 @@ official SDK sends it. The key goes where the format's provider expects it; head
 come first, so a caller can still add its own (e.g. `anthropic-version`).
 """
 
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from weir.platform import jsonvalues
+from weir.platform.records import record
 
 MAX_URL = 2048
 MAX_HEADER = 8192  # one header's name plus value
@@ -20,7 +20,7 @@ class AIOptsError(ValueError):
     """The op's opts cannot be turned into a request."""
 
 
-@dataclass(frozen=True)
+@record
 class AIRequest:
     url: str
     body: dict[str, Any]

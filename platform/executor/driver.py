@@ -12,7 +12,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
 import rfc8785
@@ -45,6 +45,7 @@ from weir.platform.executor.response import (
 from weir.platform.executor.transport import AppRequest, Transport
 from weir.platform.functions import is_connect_url
 from weir.platform.ingest import LARGE_EVENT_BYTES
+from weir.platform.records import record
 from weir.platform.registry import Function, Registry
 from weir.platform.store import event_records, fifo, run_records
 from weir.platform.store import queue as q
@@ -62,7 +63,7 @@ JUDGE_ON_LOOP_BYTES = 64 * 1024  # a bigger answer is parsed off the event loop
 TURNS_TO_SEND = 2
 
 
-@dataclass(frozen=True)
+@record
 class Answered:
     """A call that got an outcome, for the runtime to apply."""
 

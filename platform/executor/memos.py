@@ -10,9 +10,9 @@ another process saved more.
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from sqlalchemy import Connection
+from weir.platform.records import record
 from weir.platform.store import step_records
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
@@ -24,7 +24,7 @@ STATE_BYTES_KEPT = 16 * 1024  # a run that stores more is read whole at each cal
 TOTAL_BYTES_KEPT = 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class Known:
     count: int  # the run's step count when its memos were read: those numbered below it
     memos: tuple[Step, ...]

@@ -10,11 +10,12 @@ import functools
 import itertools
 import re
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from weir.platform.executor import canonical
+from weir.platform.records import record
 from weir.platform.registry import Function
 from weir.platform.store.run_records import Run
 from weir.platform.store.step_records import Step
@@ -23,14 +24,14 @@ REQUEST_VERSION = 2
 MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself
 
 
-@dataclass(frozen=True)
+@record
 class Canonical:
     """An event in canonical JSON (RFC 8785), as `rfc8785.dumps` of the parsed event gives."""
 
     json: bytes
 
 
-@dataclass(frozen=True)
+@record
 class Unparsed:
     """A large event as stored, to be made `Canonical` (in a worker) before it is sent."""
 
@@ -40,7 +41,7 @@ class Unparsed:
 Event = dict[str, Any] | Canonical | Unparsed  # a trigger event as a call carries it
 
 
-@dataclass(frozen=True)
+@record
 class CallState:
     """What a call needs, read in one go before the HTTP request."""
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from weir.platform import jsonvalues
 from weir.platform.executor.opchecks import OpError, check_op, wake_time
+from weir.platform.records import record
 from weir.platform.vocabulary import Opcode
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -26,7 +27,7 @@ KNOWN_OPS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Timing:
     """When the call that produced an outcome began and ended (ms)."""
 
@@ -34,7 +35,7 @@ class Timing:
     ended: int
 
 
-@dataclass(frozen=True)
+@record
 class Op:
     op: str
     id: str
@@ -45,19 +46,19 @@ class Op:
     error: dict[str, Any] | None
 
 
-@dataclass(frozen=True)
+@record
 class Completed:
     output: Any
 
 
-@dataclass(frozen=True)
+@record
 class Ops:
     ops: list[Op]
     no_retry: bool = False
     retry_after_ms: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AttemptFailed:
     error: dict[str, Any]
     no_retry: bool = False
@@ -65,7 +66,7 @@ class AttemptFailed:
     status: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Checkpointed:
     """Steps the app ran one after another in a single request, then what ended it: nothing
     more (call again), the run's return value, its error, or ops such as a sleep."""

@@ -5,14 +5,14 @@ the answer the same way; only the carrying differs. A function registered under 
 URL (`wss://connect?…`) is called over its worker's socket through `Transport.send`.
 """
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from weir.platform.executor.response import RawResponse
+from weir.platform.records import record
 from weir.platform.registry import Function
 
 
-@dataclass(frozen=True)
+@record
 class AppRequest:
     """One call as the driver made it, with the identities a socket transport routes by."""
 

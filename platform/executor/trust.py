@@ -14,15 +14,14 @@ weir.sdk (registered as `weir-…`) also signs the request's own signature into
 (run, step, attempt and state) they were made for.
 """
 
-from dataclasses import dataclass
-
 from weir.platform.executor import signing
 from weir.platform.executor.response import AttemptFailed, RawResponse, failed
+from weir.platform.records import record
 
 WINDOW_S = 300  # as Inngest's own signature checks: five minutes either way
 
 
-@dataclass(frozen=True)
+@record
 class Sent:
     """What an answer is checked against: the request as Weir sent it."""
 

@@ -8,16 +8,16 @@ open batch is due flushes that batch first and opens a new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
+from weir.platform.records import record
 
 GATE = "batching"
 FlushCause = Literal["full", "timeout"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BatchConfig:
     max_size: int
     timeout_ms: int
@@ -27,7 +27,7 @@ class BatchConfig:
         require_range("batch_events.timeout (ms)", self.timeout_ms, MS_PER_S)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BatchState:
     """The key's open batch."""
 
@@ -37,7 +37,7 @@ class BatchState:
     flush_at_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BatchFlush:
     """Schedule one run with the `count` events of `batch_id`."""
 
@@ -46,7 +46,7 @@ class BatchFlush:
     cause: FlushCause
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BatchDecision:
     """Where the event went and what to do now.
 
@@ -64,7 +64,7 @@ class BatchDecision:
     flushes: tuple[BatchFlush, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BatchTimerResult:
     flush: BatchFlush | None
     state: BatchState | None

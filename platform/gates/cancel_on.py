@@ -8,16 +8,16 @@ expression; this module builds it and applies the timing rules around it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from weir.platform.gates.decisions import MS_PER_DAY, require_range
+from weir.platform.records import record
 
 MAX_ENTRIES = 5
 DEFAULT_TIMEOUT_MS = 365 * MS_PER_DAY  # a subscription must expire some day
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CancelWindow:
     """A run's cancel-on subscription: its trigger ids, creation time, and expiry."""
 
@@ -27,7 +27,7 @@ class CancelWindow:
     expires_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CandidateEvent:
     id: str
     received_ms: int

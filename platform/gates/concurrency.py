@@ -7,15 +7,15 @@ A limit counts executing steps per key; `limit == 0` means no limit. The store c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from weir.platform.gates.decisions import WaitReason, key_text, require_range
+from weir.platform.records import record
 
 GATE = "concurrency"
 MAX_LIMITS = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Slot:
     """One limit as it stands now: its configured size, live count, and who it is."""
 
@@ -29,7 +29,7 @@ class Slot:
         require_range("concurrency in_use", self.in_use, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ConcurrencyDecision:
     fits: bool
     blocking: tuple[Slot, ...]

@@ -8,7 +8,7 @@ An event arriving once the window is due opens a new window; the due one fires f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
@@ -17,12 +17,13 @@ from weir.platform.gates.decisions import (
     require_range,
     wait_until,
 )
+from weir.platform.records import record
 
 GATE = "debounce"
 MAX_PERIOD_MS = 7 * MS_PER_DAY
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceConfig:
     period_ms: int
     timeout_ms: int | None = None
@@ -33,7 +34,7 @@ class DebounceConfig:
             require_range("debounce.timeout (ms)", self.timeout_ms, MS_PER_S)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceEvent:
     """An incoming event: its id, its `ts`, and the store's arrival sequence number."""
 
@@ -42,7 +43,7 @@ class DebounceEvent:
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceState:
     """One open window. `window_seq` (its first event's seq) tells its timers apart."""
 
@@ -54,7 +55,7 @@ class DebounceState:
     event_seq: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceFire:
     """Schedule one run of this window with this single event."""
 
@@ -62,7 +63,7 @@ class DebounceFire:
     event_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceDecision:
     """`state` is the window after the event; its `fire_at_ms` is when its timer is due.
 
@@ -75,7 +76,7 @@ class DebounceDecision:
     fire: DebounceFire | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DebounceTimerResult:
     """A timer outcome: fire now; or nothing yet, retry at `retry_at_ms`; or nothing (stale)."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from weir.platform.records import record
 
 MS_PER_S = 1_000
 MS_PER_MIN = 60 * MS_PER_S
@@ -14,7 +15,7 @@ MS_PER_DAY = 24 * MS_PER_H
 S = TypeVar("S")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WaitReason:
     """Why a run (or one of its steps) is not running yet; shown as-is in the UI."""
 
@@ -24,7 +25,7 @@ class WaitReason:
     words: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SkipReason:
     """Why an event started no run for a function; stored on the event's record."""
 

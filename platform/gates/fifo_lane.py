@@ -4,14 +4,13 @@ waits, naming the lane's key and the run that holds it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from weir.platform.gates.decisions import WaitReason, key_text
+from weir.platform.records import record
 
 GATE = "lane"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LaneWaitReason(WaitReason):
     """A run queued behind its lane's holder; `holder_run_id` is the run that has the lane."""
 

@@ -10,12 +10,11 @@ in ms are rounded up for the same reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from weir.platform.gates.decisions import require_range
+from weir.platform.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Meter:
     """T = period_ms / limit; τ = tolerance × T + slack_ms (`tolerance` counts extra
     back-to-back cells; `slack_ms`, how late a cell may be taken without loss)."""
@@ -44,7 +43,7 @@ class Meter:
         return self.tolerance * self.period_ms + self.slack_ms * self.scale  # τ in units
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GcraState:
     """Theoretical arrival time, `tat` units of 1/`scale` ms since the epoch."""
 
@@ -52,7 +51,7 @@ class GcraState:
     scale: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GcraCheck:
     """An admission test: `at_ms` is now when admitted, else the earliest ms it would be."""
 
@@ -61,7 +60,7 @@ class GcraCheck:
     at_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GcraSlot:
     """A reserved cell: the ms it starts at (≥ now) and the meter after taking it."""
 

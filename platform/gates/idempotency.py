@@ -6,22 +6,21 @@ supplies the key text. An expired record counts as absent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from weir.platform.gates.decisions import MS_PER_DAY, SkipReason, clock_text, key_text
+from weir.platform.records import record
 
 GATE = "idempotency"
 TTL_MS = MS_PER_DAY
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class IdempotencyRecord:
     key: str
     run_id: str
     expires_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class IdempotencyDecision:
     """Admitted: `record` is the new one to store. Skipped: the existing record and why."""
 

@@ -6,8 +6,6 @@ and the sustained rate is exactly `limit` per `period`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import (
     MS_PER_H,
@@ -17,12 +15,13 @@ from weir.platform.gates.decisions import (
     key_text,
     require_range,
 )
+from weir.platform.records import record
 
 GATE = "rate_limit"
 MAX_PERIOD_MS = 24 * MS_PER_H
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RateLimitConfig:
     period_ms: int
     limit: int
@@ -36,7 +35,7 @@ class RateLimitConfig:
         return gcra.Meter(self.period_ms, self.limit, self.limit - 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RateLimitDecision:
     """Admitted events carry the advanced state; skipped ones a reason and the same state."""
 

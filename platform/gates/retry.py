@@ -7,10 +7,10 @@ replaces the backoff, clamped to [now + 1 s, now + 24 h].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from weir.platform.gates.decisions import MS_PER_H, MS_PER_MIN, MS_PER_S, require_range
+from weir.platform.records import record
 
 DEFAULT_RETRIES = 4
 MAX_RETRIES = 20
@@ -37,7 +37,7 @@ class Rng(Protocol):
     def randint(self, a: int, b: int) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RetryDecision:
     """`retry`: run attempt `attempt + 1` at `at_ms`; otherwise the failure is final."""
 

@@ -21,7 +21,7 @@ first moment every window has room (tested against that schedule for any arrival
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
@@ -31,6 +31,7 @@ from weir.platform.gates.decisions import (
     key_text,
     require_range,
 )
+from weir.platform.records import record
 
 GATE = "rolling_window"
 MAX_LIMIT = 100_000
@@ -38,7 +39,7 @@ MIN_WINDOW_MS = MS_PER_S
 MAX_WINDOW_MS = MS_PER_DAY
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WindowRule:
     """At most `limit` authorizations in any `window_ms` ms: the rule the log enforces. A
     throttle's window uses it as is (its bounds are the throttle's own)."""
@@ -51,7 +52,7 @@ class WindowRule:
         require_range("window (ms)", self.window_ms, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WindowConfig(WindowRule):
     """A declared rolling window, within the bounds a function may declare."""
 
@@ -60,7 +61,7 @@ class WindowConfig(WindowRule):
         require_range("rolling_window.window (ms)", self.window_ms, MIN_WINDOW_MS, MAX_WINDOW_MS)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Ledger:
     """A scope's log header. `count` authorizations were given (numbered 0..count-1), the
     last at `last_at`. Numbers count..line_end-1 are promised to runs waiting in line, the
@@ -73,7 +74,7 @@ class Ledger:
     line_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Decision:
     """`admitted`: authorization number `ledger.count - 1` is given at `at_ms` (store it).
     Otherwise the run waits until `at_ms`; `wait` says why. `ledger` is what to store."""
@@ -120,7 +121,7 @@ def decide(
     return Decision(False, until, seated, waiting(config, until, key, rate_name, gate))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Combined:
     """A run needing several windows: it starts only if every one admits it (then each
     decision's ledger is stored, with its authorization). Otherwise it waits until the latest

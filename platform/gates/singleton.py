@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from weir.platform.gates.decisions import SkipReason, key_text
+from weir.platform.records import record
 
 GATE = "singleton"
 Mode = Literal["skip", "cancel"]
@@ -13,7 +13,7 @@ Action = Literal["proceed", "skip", "cancel_holder"]
 MODES: tuple[Mode, ...] = ("skip", "cancel")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SingletonDecision:
     """`proceed`: take the key. `skip`: record the new run as Skipped. `cancel_holder`:
     cancel `holder_run_id`, then the new run takes the key."""

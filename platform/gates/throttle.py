@@ -23,11 +23,10 @@ only get later, so no limit is ever exceeded).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
 from weir.platform.gates.rolling_window import WindowRule
+from weir.platform.records import record
 
 GATE = "throttle"
 # How late a start may be claimed after the moment the throttle allows it without the starts
@@ -36,7 +35,7 @@ GATE = "throttle"
 CLAIM_SLACK_MS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ThrottleConfig:
     period_ms: int
     limit: int
@@ -65,7 +64,7 @@ class ThrottleConfig:
         return WindowRule(self.limit + self.burst, self.period_ms)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ThrottleDecision:
     """`start_ms` == now when the start may go ahead at once; otherwise `wait` says why."""
 
@@ -88,7 +87,7 @@ def schedule_start(
     return ThrottleDecision(not slot.waited, slot.start_ms, slot.state, wait)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StartMeter:
     """The meter of actual starts (`tat`) and the line of starts deferred at claim: the next
     free cell after all of them (`line_tat`) and the queue order (score, id) of the last one.
@@ -106,7 +105,7 @@ class StartMeter:
         return gcra.ceil_div(max(self.tat, self.line_tat), self.scale)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StartDecision:
     """`admitted`: the run starts now. Otherwise it is deferred to `start_ms`, and `wait`
     says why. `meter` is the key's StartMeter to store either way."""

@@ -6,15 +6,15 @@ interrupted (the caller checks before each step and from a timer at the deadline
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from weir.platform.gates.decisions import clock_text, require_range
+from weir.platform.records import record
 
 Which = Literal["start", "finish"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TimeoutConfig:
     start_ms: int | None = None
     finish_ms: int | None = None
@@ -26,7 +26,7 @@ class TimeoutConfig:
             require_range("timeouts.finish (ms)", self.finish_ms, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TimeoutDecision:
     cancel: bool
     which: Which | None

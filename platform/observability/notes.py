@@ -5,8 +5,10 @@ back transition is never logged or counted.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from weir.platform.records import record
 
 EVENT_ACCEPTED = "event.accepted"
 RUN_STARTED = "run.started"
@@ -17,7 +19,7 @@ RETRY_SCHEDULED = "retry.scheduled"
 APP_SYNCED = "app.synced"
 
 
-@dataclass(frozen=True)
+@record
 class Note:
     what: str
     run_id: str | None = None

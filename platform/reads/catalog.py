@@ -1,8 +1,7 @@
 """The synced apps, and how loaded each function is."""
 
-from dataclasses import dataclass
-
 from sqlalchemy import Connection
+from weir.platform.records import record
 from weir.platform.store import catalog, queries
 from weir.platform.store.catalog import App
 from weir.platform.store.queries import SlotUse
@@ -12,7 +11,7 @@ def apps(conn: Connection) -> list[App]:
     return catalog.list_apps(conn)
 
 
-@dataclass(frozen=True)
+@record
 class FunctionLoad:
     """What the functions page shows beside each function's config."""
 

@@ -1,10 +1,10 @@
 """Events: one event with its runs and outcomes, and a page of events as the list shows them."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from sqlalchemy import Connection
 from weir.platform.reads.run_state import RunState, run_states
+from weir.platform.records import record
 from weir.platform.store import event_records, queries, run_facts, run_records
 from weir.platform.store.event_records import Outcome, StoredEvent
 from weir.platform.store.queries import EventPage, EventRun
@@ -30,7 +30,7 @@ def event_runs_with_states(
     return found, run_states(conn, found, now, max_attempts)
 
 
-@dataclass(frozen=True)
+@record
 class EventDetail:
     """An event, the runs it is part of, and why functions started no run of their own from
     it: what `GET /v1/events/{id}` and GraphQL `event` show."""
@@ -51,7 +51,7 @@ def event_detail(conn: Connection, event_id: str) -> EventDetail | None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class EventSummary:
     """An event as the events list and the event page show it: its runs in brief."""
 
@@ -60,7 +60,7 @@ class EventSummary:
     outcomes: list[Outcome]
 
 
-@dataclass(frozen=True)
+@record
 class EventListing:
     events: list[EventSummary]  # newest first
     full: bool  # the page is full: there may be older events
@@ -82,7 +82,7 @@ def _summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
     return [EventSummary(r, runs[r.id], outcomes[r.id]) for r in rows]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Effect:
     """One thing an event did for one function: started or joined a run, resumed or
     cancelled one, or was skipped, merged or superseded by a rule (`words` says which)."""
@@ -94,7 +94,7 @@ class Effect:
     at: int
 
 
-@dataclass(frozen=True)
+@record
 class EventEffects:
     """An event and every effect it had, in the order they happened: the event page."""
 

@@ -6,9 +6,9 @@ answers as fast as one with two.
 
 import base64
 import json
-from dataclasses import dataclass
 
 from sqlalchemy import Connection
+from weir.platform.records import record
 from weir.platform.store import lane_reads
 from weir.platform.store.lane_reads import LaneRow, Member, RunBrief
 
@@ -22,7 +22,7 @@ class BadPaging(ValueError):
     """A limit or cursor that cannot be used; the message says what is allowed."""
 
 
-@dataclass(frozen=True)
+@record
 class Owner:
     """Whose lanes: one function's own (`function_id`), or a lane name shared by functions."""
 
@@ -42,13 +42,13 @@ class Owner:
         return cls(None, None)  # a lane from before lanes recorded whose they are
 
 
-@dataclass(frozen=True)
+@record
 class LanePage:
     lanes: list[LaneRow]
     next_cursor: str | None
 
 
-@dataclass(frozen=True)
+@record
 class MemberPage:
     members: list[Member]
     next_cursor: str | None

@@ -9,11 +9,12 @@ becomes a `GATE` state named by its `gate`, with its words, its time and its oth
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.records import record
 from weir.platform.store import run_facts
 from weir.platform.store.run_facts import CallFacts, RunItem, RunLink
 from weir.platform.store.run_records import Run
@@ -34,7 +35,7 @@ def clock(ms: int | None) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KeyUse:
     """A concurrency key as it stands: its text, slots used of its limit, and the runs
     holding them (a run appears once per executing step)."""
@@ -49,7 +50,7 @@ class KeyUse:
         return self.limit > 0 and self.used >= self.limit
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RunState:
     """What the run does or waits for. Which fields are set depends on `kind`."""
 
@@ -104,7 +105,7 @@ class RunState:
         }
 
 
-@dataclass(frozen=True)
+@record
 class StateFacts:
     """Everything `derive` needs beside the runs, for a set of runs (see `load_facts`)."""
 

@@ -2,7 +2,7 @@
 answers."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from sqlalchemy import Connection
@@ -10,6 +10,7 @@ from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
 from weir.platform.reads import scopes
 from weir.platform.reads.run_state import RunState, run_state, run_states
+from weir.platform.records import record
 from weir.platform.registry import Function
 from weir.platform.store import (
     event_records,
@@ -29,7 +30,7 @@ from weir.platform.vocabulary import RAN_OPS, WRAPPED_MEMO_OPS, HistoryKind, Opc
 DISCOVERY = "step"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Attempt:
     """One call that ran a step (or the function itself), numbered per step from 1."""
 
@@ -38,7 +39,7 @@ class Attempt:
     error: dict[str, Any] | None  # the attempt's error object, stack included when sent
 
 
-@dataclass(frozen=True)
+@record
 class RunLinks:
     """The runs this one is tied to: the parent that invoked it, the children it invoked
     (by step id), the run it reruns, and its reruns."""
@@ -50,7 +51,7 @@ class RunLinks:
     reruns: list[RunLink] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record
 class RunView:
     """A run with its memoized steps (named), its history (entries still open when the run
     ended shown as cancelled at its end), its events (trigger first), its state, every
@@ -207,7 +208,7 @@ def step(conn: Connection, run_id: str, step_id: str) -> Step | None:
     return step_records.get_step(conn, run_id, step_id)
 
 
-@dataclass(frozen=True)
+@record
 class RunListing:
     """A page of runs, newest first, with the names of their triggering events."""
 

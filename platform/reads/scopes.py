@@ -1,10 +1,10 @@
 """Concurrency scopes and their live capacities as people see them: why a run waits for a
 slot, and every capacity with its drift and how many slots it has in use."""
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.records import record
 from weir.platform.store import capacity
 from weir.platform.store import queue as q
 from weir.platform.store.capacity import Capacity, Change
@@ -42,7 +42,7 @@ def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
     }
 
 
-@dataclass(frozen=True)
+@record
 class CapacityView:
     capacity: Capacity
     changes: list[Change]

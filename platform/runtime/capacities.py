@@ -1,9 +1,8 @@
 """Operators changing live capacities: `weir capacity set|reset`, the API and the UI. A
 capacity is a concurrency limit's slots or a rate meter's authorizations per window."""
 
-from dataclasses import dataclass
-
 from weir.platform.gates import rolling_window as rw
+from weir.platform.records import record
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import capacity
 from weir.platform.store.capacity import Capacity, RevisionConflict
@@ -26,7 +25,7 @@ class CapacityOutOfRange(ValueError):
 MAXIMUM = {CapacityKind.CONCURRENCY: MAX_CAPACITY, CapacityKind.METER: rw.MAX_LIMIT}
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """`size` None: back to the declared value (reset)."""
 

@@ -17,7 +17,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from weir.expressions import (
@@ -33,6 +32,7 @@ from weir.expressions import (
     stable_key,
 )
 from weir.expressions.held import reads
+from weir.platform.records import record
 
 log = logging.getLogger("weir.runtime")
 _local = threading.local()  # the writer thread's memo of the admission in progress
@@ -46,7 +46,7 @@ _TRACKED_EVENTS = 2
 _SLOW_MS = 1.0  # cheaper evaluations are not worth tracking
 
 
-@dataclass(frozen=True)
+@record
 class EvaluatedKey:
     text: str  # readable, cut to 512 bytes
     hash: str

@@ -5,17 +5,16 @@ that declares a meter at another rate than a function already registered (in ano
 or elsewhere in the same sync) is refused, naming both functions, their apps and both rates.
 """
 
-from dataclasses import dataclass
-
 from sqlalchemy import Connection
 from weir.platform.functions import AppSync, FunctionConfig, Problem, SyncError
 from weir.platform.functions.durations import format_duration
 from weir.platform.functions.rolling_windows import OPTION
 from weir.platform.gates.rolling_window import GATE
+from weir.platform.records import record
 from weir.platform.store import catalog, dialect
 
 
-@dataclass(frozen=True)
+@record
 class _Declared:
     limit: int
     window_ms: int

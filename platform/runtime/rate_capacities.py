@@ -8,17 +8,16 @@ what operators change, so the limit is not part of its identity. The window leng
 code's. The claim reads the stored limit when it decides a start (`store.rolling_windows`).
 """
 
-from dataclasses import dataclass
-
 from weir.expressions import key_hash
 from weir.platform.functions import FunctionConfig, RollingWindow
 from weir.platform.functions.durations import format_duration
+from weir.platform.records import record
 from weir.platform.registry import Function
 
 MAX_NAME = 200  # readable names cut key expressions short; the id is exact anyway
 
 
-@dataclass(frozen=True)
+@record
 class RateDeclared:
     capacity_id: str
     name: str  # "meter stripe", "shop-sync rolling window 1s [event.data.user]"

@@ -5,12 +5,13 @@ step's result and whatever comes next commit together.
 """
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from weir.platform.ids import new_id
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
+from weir.platform.records import record
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store import event_records, run_records, step_records, wait_records
@@ -27,7 +28,7 @@ NO_FOLLOW_UP = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class RunPlan:
     """Everything admission decided about a new run."""
 
@@ -191,7 +192,7 @@ def schedule_discovery(tx: Tx, run: Run) -> None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class StepResult:
     """A step's result to store: its id, memo, the op that produced it and its name."""
 

@@ -7,12 +7,12 @@ every key value of that scope 3 slots, and `weir capacity set` changes them all.
 hashes of the scope's identity, so lanes stay small; the names are what people read and type.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from weir.expressions import BudgetExceeded, key_hash
 from weir.platform.functions import FunctionConfig
 from weir.platform.functions.scopes import check_key_text
+from weir.platform.records import record
 from weir.platform.registry import Function
 from weir.platform.runtime.keys import evaluate_key, key_text
 from weir.platform.store.queue import Limit
@@ -24,7 +24,7 @@ class ScopeKeyError(ValueError):
     """A scope's evaluated key breaks the key rules: no run may start with it."""
 
 
-@dataclass(frozen=True)
+@record
 class Declared:
     """One limit a function declares, as the claim will apply it."""
 
@@ -115,7 +115,7 @@ def _scope_key(decl: Declared, event: dict[str, Any]) -> tuple[str, str | None]:
     return text, None
 
 
-@dataclass(frozen=True)
+@record
 class RunLimits:
     limits: tuple[Limit, ...]
     shown: dict[str, Any]  # the run's keys, readable: slot name -> key, hash, limit, capacity

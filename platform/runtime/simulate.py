@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 from weir.platform.functions import EventTrigger
 from weir.platform.gates.decisions import MS_PER_DAY
 from weir.platform.ingest import IncomingEvent
+from weir.platform.records import record
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
@@ -48,7 +49,7 @@ class SimulationError(ValueError):
     """The request cannot be simulated; the message says what is wrong and what is allowed."""
 
 
-@dataclass(frozen=True)
+@record
 class SimEvent:
     """One event of the sequence: when (ms after zero) and what. `name` defaults to the
     function's first event trigger; `id` is the event's own id (deduplication); `ts_ms`

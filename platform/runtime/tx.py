@@ -7,12 +7,13 @@ from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.observability.notes import Note
+from weir.platform.records import record
 from weir.platform.registry import Registry
 from weir.platform.store.queue import Claimed
 from weir.platform.store.run_records import Run
 
 
-@dataclass(frozen=True)
+@record
 class Ended:
     """A run that ended in this transaction, whose consequences are still to apply."""
 

@@ -8,10 +8,10 @@ slots held stay held, and new claims wait until the count is under the new size.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, ScalarSelect, Update, insert, select, update
+from weir.platform.records import record
 from weir.platform.store import capacity_wake
 from weir.platform.store.schema import capacities, capacity_changes
 from weir.platform.vocabulary import CapacityAction, CapacityKind
@@ -19,7 +19,7 @@ from weir.platform.vocabulary import CapacityAction, CapacityKind
 CODE = "code"  # the actor of changes made by a sync
 
 
-@dataclass(frozen=True)
+@record
 class Capacity:
     kind: CapacityKind
     id: str
@@ -37,7 +37,7 @@ class Capacity:
         return self.declared != self.capacity
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     action: CapacityAction
     old: int | None

@@ -2,15 +2,15 @@
 (no other package sees an `apps` or `functions` row)."""
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, delete, func, insert, select, update
+from weir.platform.records import record
 from weir.platform.store import dialect
 from weir.platform.store.schema import apps, functions
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class App:
     id: str
     name: str
@@ -23,7 +23,7 @@ class App:
     created_at: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StoredFunction:
     """A function as its app last synced it; `config` decoded, `config_text` as stored (the
     canonical JSON a new sync's config is compared with)."""
@@ -39,7 +39,7 @@ class StoredFunction:
     app_sdk: str = ""  # the app's SDK (`weir-…` answers are bound to their requests)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FunctionVersion:
     """What a sync writes for one function: its config, the app holding it and its version."""
 

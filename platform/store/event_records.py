@@ -7,11 +7,11 @@ several times more than executing it (bench/bench_store.py).
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select
 from weir.expressions import Document
+from weir.platform.records import record
 from weir.platform.store import json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import event_outcomes, events
@@ -25,7 +25,7 @@ _GET_EVENT = select(events).where(events.c.id == bindparam("id"))
 _INSERT_OUTCOME = insert(event_outcomes)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StoredEvent:
     """An event as stored: `payload` is the full event object the SDK sees (decoded; a
     large event as it arrived is a Document, its bytes stored as they are)."""
@@ -96,7 +96,7 @@ def load_event_texts(conn: Connection, ids: Sequence[str]) -> list[str]:
     return [by_id[i] for i in ids if i in by_id]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Outcome:
     """What admission decided for an (event, function) pair that started no run of its own."""
 

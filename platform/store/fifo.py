@@ -9,11 +9,11 @@ same transaction, and the lane's `fence` goes up by one: a token that only ever 
 across processes and restarts (the lane row is never deleted).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.records import record
 from weir.platform.store import dialect, json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.fast import param as _p
@@ -124,7 +124,7 @@ _FENCE = Fast(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Joined:
     """A run's place in its lane: it holds the lane (with its fence), or waits behind `holder`."""
 
@@ -136,7 +136,7 @@ class Joined:
         return self.fence is not None
 
 
-@dataclass(frozen=True)
+@record
 class Handoff:
     """The run that has just been given the lane, and what its first call needs."""
 

@@ -7,10 +7,10 @@ primary key, and the line is paged by sequence number. No read counts or scans a
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, select, tuple_
+from weir.platform.records import record
 from weir.platform.store.schema import fifo_lanes, fifo_members, runs
 
 FUNCTION_SCOPE = "fn:"  # the lanes of one function (no lane name)
@@ -22,20 +22,20 @@ def scope_of(function_id: str, name: str | None) -> str:
     return f"{NAME_SCOPE}{name}" if name is not None else f"{FUNCTION_SCOPE}{function_id}"
 
 
-@dataclass(frozen=True)
+@record
 class RunBrief:
     run_id: str
     status: str | None  # None: the run is gone (deleted by retention)
     created_at: int | None
 
 
-@dataclass(frozen=True)
+@record
 class Member:
     seq: int  # the lane's own number: the line's order
     run: RunBrief
 
 
-@dataclass(frozen=True)
+@record
 class LaneRow:
     lane: str  # the lane's hash: how the API addresses it
     key: str  # the readable key value

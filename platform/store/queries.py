@@ -6,11 +6,12 @@ page costs an index range scan whatever the table size; OFFSET would read every 
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from weir.platform.records import record
 from weir.platform.store.event_records import Outcome, StoredEvent, event_from_row, outcome_from_row
 from weir.platform.store.run_facts import RunLink
 from weir.platform.store.run_records import Run, run_from_row
@@ -32,7 +33,7 @@ MAX_PAGE = 200
 SEARCH_WINDOW = 20_000
 
 
-@dataclass(frozen=True)
+@record
 class RunPage:
     """A filter plus a keyset cursor: the page holds runs strictly older than the cursor."""
 
@@ -51,7 +52,7 @@ class RunPage:
     output_text: str | None = None  # only runs whose output holds this (a search, no id)
 
 
-@dataclass(frozen=True)
+@record
 class EventPage:
     limit: int = 50
     name: str | None = None
@@ -277,7 +278,7 @@ def backlog_by_function(conn: Connection) -> dict[str, int]:
     return {str(fn): int(n) for fn, n in conn.execute(query)}
 
 
-@dataclass(frozen=True)
+@record
 class SlotUse:
     function_id: str
     key: str  # the evaluated key text; "" for the function-wide limit

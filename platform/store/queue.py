@@ -46,6 +46,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.records import record
 from weir.platform.store import (
     capacity,
     dialect,
@@ -356,7 +357,7 @@ _NEXT_DUE_QUERY = select(func.min(lanes.c.next_at))
 _NEXT_DUE = Fast(_NEXT_DUE_QUERY)
 
 
-@dataclass(frozen=True)
+@record
 class NewItem:
     kind: str
     available_at: int
@@ -371,7 +372,7 @@ class NewItem:
     limits: tuple[Limit, ...] = ()  # the concurrency keys of the lane
 
 
-@dataclass(frozen=True)
+@record
 class Claimed:
     id: int
     kind: str
@@ -616,7 +617,7 @@ def _limits(lane_row: Any) -> tuple[Limit, ...]:
     return limits_from_json(json_text.loads(lane_row.limits))
 
 
-@dataclass(frozen=True)
+@record
 class _Room:
     items: int  # how many items of the lane may take a slot of every key now
     tightest: str | None  # the key that allows no more than that (None: the budget did)

@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from weir.platform.records import record
 
-@dataclass(frozen=True, eq=False)
+
+@record(eq=False)
 class LoopReply:
     """The answer to a coroutine waiting on `waiter`, which belongs to `loop`."""
 
@@ -28,7 +30,7 @@ class LoopReply:
         return not self.waiter.cancelled()
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ThreadReply:
     """The answer to a thread blocked on `future`."""
 

@@ -16,12 +16,13 @@ is deleted (by retention, and by each newly created scope, two at a time).
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import to_json
+from weir.platform.records import record
 from weir.platform.store import capacity, database, dialect
 from weir.platform.store.schema import queue, rolling_log, rolling_scopes, runs
 from weir.platform.store.start_verdict import BUSY, Verdict
@@ -60,7 +61,7 @@ _DEFER = (
 _WAITING = update(runs).where(runs.c.id == bindparam("b_run")).values(waiting=bindparam("b_why"))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Scope:
     """One rolling window a start needs: its scope's hash, rule, and names for reasons."""
 
@@ -79,7 +80,7 @@ class Scope:
         return rw.WindowConfig(self.limit, self.window_ms)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Decided:
     scope: Scope
     exists: bool

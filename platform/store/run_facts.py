@@ -4,15 +4,15 @@ reruns. Each read takes many runs at once, so a list page costs a fixed handful 
 
 import json
 from collections.abc import Collection
-from dataclasses import dataclass
 
 from sqlalchemy import Connection, select
+from weir.platform.records import record
 from weir.platform.store.schema import history, lanes, queue, runs, slots
 from weir.platform.store.step_records import HistoryEntry, history_from_row
 from weir.platform.vocabulary import Opcode, QueueKind, RunStatus
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RunItem:
     """A queued (or executing) call of a run."""
 
@@ -26,7 +26,7 @@ class RunItem:
     score: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RunLink:
     """Another run in brief: a child, a parent or a rerun."""
 
@@ -76,7 +76,7 @@ def open_entries(conn: Connection, run_ids: Collection[str]) -> dict[str, list[H
     return found
 
 
-@dataclass(frozen=True)
+@record
 class CallFacts:
     """What the runs' calls reported: each step's name, and per run the step whose error its
     latest failed call reported (the step a retry of the whole call runs again)."""

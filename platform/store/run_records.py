@@ -3,7 +3,7 @@ that create, read and change a run (no other package sees a `runs` row).
 """
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from sqlalchemy import (
@@ -20,6 +20,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
+from weir.platform.records import record
 from weir.platform.store import json_text
 from weir.platform.store.fast import Fast, constants
 from weir.platform.store.fifo import LANE_KEY
@@ -83,7 +84,7 @@ _LANE_HANDED = Fast(
 _WAIT_ENDED = Fast(_HANDED.values(waiting=None).returning(*runs.c))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PendingStep:
     """A step the run has opened and not yet resolved (its work is queued or in flight)."""
 
@@ -91,7 +92,7 @@ class PendingStep:
     race: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Run:
     """One run, its JSON columns decoded."""
 
@@ -132,7 +133,7 @@ class Run:
         return limits_from_json(self.keys.get("limits", []))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NewRun:
     """What a run is created with; everything else starts empty."""
 

@@ -1,9 +1,9 @@
 """What the claim-time gates (rolling windows, the throttle) say about one due start item."""
 
-from dataclasses import dataclass
+from weir.platform.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Verdict:
     """`start`: lease the item. Otherwise `defer_to` ms, or None if another claimer holds the
     key right now (leave the item where it is)."""

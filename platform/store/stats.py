@@ -4,16 +4,17 @@ Computed at scrape time from what is stored, so every process sharing the store 
 same numbers and nothing needs to be kept in step by hand.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from sqlalchemy import JSON, ColumnElement, Connection, case, cast, func, select, type_coerce
+from weir.platform.records import record
 from weir.platform.store import capacity
 from weir.platform.store.capacity import Capacity
 from weir.platform.store.schema import event_outcomes, lanes, queue, runs
 from weir.platform.vocabulary import ENDED
 
 
-@dataclass(frozen=True)
+@record
 class StoreStats:
     queue_due: int = 0  # due now, not held by any process: waiting for a worker or a slot
     queue_scheduled: int = 0  # due later (sleeps, retries, timers)

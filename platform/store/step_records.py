@@ -2,11 +2,12 @@
 and the writes that add them (`save_memo`, `save_memos`, `add_history`, `close_history`)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from weir.platform.records import record
 from weir.platform.store import json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.schema import history, steps
@@ -51,7 +52,7 @@ _CLOSE_HISTORY = Fast(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """A step's result, stored once: `memo` is what goes back to the SDK (decoded)."""
 
@@ -64,7 +65,7 @@ class Step:
     at: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CallOp:
     """An op a call's answer reported."""
 
@@ -74,7 +75,7 @@ class CallOp:
     error: dict[str, Any] | None = None  # a failed step's error (StepError, StepFailed)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class HistoryDetail:
     """What a timeline entry says beyond its columns; which fields are set depends on the kind.
 
@@ -97,7 +98,7 @@ class HistoryDetail:
     url: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class HistoryEntry:
     """One entry of a run's timeline: a call to the app, a sleep, a wait, an invoke, ..."""
 
@@ -211,7 +212,7 @@ def save_memo(
     return _SAVE_MEMO[conn.dialect.name].first(conn, row) is not None
 
 
-@dataclass(frozen=True)
+@record
 class NewMemo:
     """A step result to store: its id, name, the op that produced it, and its JSON text."""
 

@@ -1,9 +1,9 @@
 """Open waits as records: wait_for_event pauses, invoke results and cancel-on subscriptions."""
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, delete, insert, select
+from weir.platform.records import record
 from weir.platform.store.fast import Fast, constants
 from weir.platform.store.schema import waits
 from weir.platform.vocabulary import WaitKind
@@ -23,7 +23,7 @@ _WAITS_FOR_EVENT = Fast(
 _DELETE_RUN_WAITS = Fast(delete(waits).where(waits.c.run_id == bindparam("run")))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NewWait:
     kind: WaitKind
     run_id: str
@@ -35,7 +35,7 @@ class NewWait:
     correlation_id: str | None = None  # invoke: "<parent run>.<step>"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Wait:
     id: int
     kind: WaitKind

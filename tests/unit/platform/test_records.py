@@ -1,0 +1,78 @@
+"""`record` (weir.platform.records): plain to build, frozen to mypy, compared like a frozen
+dataclass."""
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from weir.platform import records
+from weir.platform.records import record
+
+
+@record
+class Point:
+    x: int
+    tags: tuple[str, ...] = ()
+
+
+@record(slots=True)
+class Slim:
+    x: int
+
+
+@record(eq=False)
+class Handle:
+    name: str
+
+
+def test_records_compare_and_hash_by_their_fields() -> None:
+    assert Point(1, ("a",)) == Point(1, ("a",)) and Point(1) != Point(2)
+    assert hash(Point(1, ("a",))) == hash(Point(1, ("a",)))
+    assert len({Slim(1), Slim(1), Slim(2)}) == 2
+
+
+def test_a_record_changes_only_into_a_new_one() -> None:
+    first = Point(1)
+    moved = dataclasses.replace(first, x=5)
+    assert (first.x, moved.x, moved.tags) == (1, 5, ())
+
+
+def test_slots_and_identity_are_kept_as_asked() -> None:
+    assert Slim.__slots__ == ("x",) and not hasattr(Slim(1), "__dict__")
+    one = Handle("a")
+    assert one != Handle("a") and one == one and hash(one) == id(one) >> 4
+
+
+def test_mypy_refuses_assigning_a_field(tmp_path: Path) -> None:
+    # mypy does not follow the editable install: it reads the module from a view of its own
+    # (as .ci/typecheck does for the whole tree)
+    package = tmp_path / "view" / "weir" / "platform"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "records.py").symlink_to(records.__file__ or "")
+    source = tmp_path / "mutate.py"
+    source.write_text(
+        textwrap.dedent(
+            """
+            from weir.platform.records import record
+
+            @record(slots=True)
+            class Slim:
+                x: int
+
+            Slim(1).x = 2
+            """
+        )
+    )
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--namespace-packages", str(source)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(tmp_path / "view")},
+    )
+    assert checked.returncode == 1, checked.stdout
+    assert 'Property "x" defined in "Slim" is read-only' in checked.stdout
