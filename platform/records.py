@@ -4,13 +4,15 @@ A frozen dataclass sets each field through `object.__setattr__` as it is built: 
 of twenty fields that is six times the cost of a plain one (2.45 against 0.40 µs here), and
 Weir builds several per call on its hot path (a run read back, its next queue item, the
 notes of its transition). `record` declares a dataclass that mypy treats as frozen (it
-refuses any assignment to a field after construction, so `make lint` keeps them immutable)
-while Python builds it as a plain one; change one with `dataclasses.replace`, as before.
-Records compare and hash by their fields, as frozen dataclasses do (`eq=False`: by identity).
+refuses any assignment to a field after construction: `make typecheck`, which `make test`
+runs, keeps them immutable) while Python builds it as a plain one; change one with
+`dataclasses.replace`, as before. Records compare and hash by their fields, as frozen
+dataclasses do (`eq=False`: by identity; a class's own `__hash__` is kept).
 
 For what is made per event, per run or per call. Configuration that lives as long as the
 process and is shared by every request (function configs, the registry, settings) stays a
-frozen dataclass: built rarely, it keeps the run-time check too.
+frozen dataclass: built rarely, it keeps the run-time check too. A record and a frozen
+dataclass cannot inherit from each other (Python refuses it at import; mypy does not see it).
 """
 
 from collections.abc import Callable
@@ -33,6 +35,7 @@ def record(cls: Any = None, /, *, slots: bool = False, eq: bool = True) -> Any:
     """`@record`, `@record(slots=True)` or `@record(eq=False)` on a class of typed fields."""
 
     def build(plain: type[T]) -> type[T]:
-        return dataclass(slots=slots, eq=eq, unsafe_hash=eq)(plain)
+        own_hash = "__hash__" in plain.__dict__
+        return dataclass(slots=slots, eq=eq, unsafe_hash=eq and not own_hash)(plain)
 
     return build if cls is None else build(cls)

@@ -2,5 +2,5 @@
 
 Nothing here reads the wall clock, touches the network or runs SQL. Time is integer
 milliseconds since the epoch, passed in by the caller; randomness is injected. State is a
-small frozen dataclass of JSON-friendly fields that the store persists and hands back.
+small immutable record of JSON-friendly fields that the store persists and hands back.
 """

@@ -1,4 +1,4 @@
-"""The store's frozen records, as the read models hand them out."""
+"""The store's immutable records, as the read models hand them out."""
 
 from weir.platform.store.capacity import Capacity, Change
 from weir.platform.store.catalog import App

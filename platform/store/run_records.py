@@ -1,4 +1,4 @@
-"""Runs as records: the `runs` row decoded once into a frozen `Run`, and the named operations
+"""Runs as records: the `runs` row decoded once into an immutable `Run`, and the named operations
 that create, read and change a run (no other package sees a `runs` row).
 """
 

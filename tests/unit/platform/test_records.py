@@ -43,7 +43,28 @@ def test_a_record_changes_only_into_a_new_one() -> None:
 def test_slots_and_identity_are_kept_as_asked() -> None:
     assert Slim.__slots__ == ("x",) and not hasattr(Slim(1), "__dict__")
     one = Handle("a")
-    assert one != Handle("a") and one == one and hash(one) == id(one) >> 4
+    assert one != Handle("a") and one == one and hash(one) == object.__hash__(one)
+
+
+def test_a_class_of_its_own_hash_keeps_it() -> None:
+    @record
+    class Keyed:
+        key: str
+        note: str = ""
+
+        def __hash__(self) -> int:
+            return hash(self.key)
+
+    assert hash(Keyed("a", "x")) == hash("a") and Keyed("a") != Keyed("a", "y")
+
+
+def test_records_are_built_plain_not_frozen() -> None:
+    # the point of `record`: no object.__setattr__ per field (docs/architecture.md)
+    for cls in (Point, Slim, Handle):
+        assert not cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    point = Point(1)
+    point.__setattr__("x", 2)  # only mypy forbids it
+    assert point.x == 2
 
 
 def test_mypy_refuses_assigning_a_field(tmp_path: Path) -> None:
