@@ -21,8 +21,8 @@ BLOCK = 500  # ports per process: far more servers than one test process starts
 LOCKS = Path(tempfile.gettempdir()) / "weir-test-ports"
 _EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
-_held: IO[str] | None = None  # the lock file of this process's block, open while it lives
-_first_port = 0
+# this process's block: its lock file, open while the process lives, and its first port
+_claimed: tuple[IO[str], int] | None = None
 _drawn = itertools.count()
 
 
@@ -40,13 +40,10 @@ def free_port() -> int:
 
 def _block() -> int | None:
     """The first port of this process's block, claimed at its first call."""
-    global _held, _first_port
-    if _held is None:
-        claimed = claim_block(_ephemeral_low())
-        if claimed is None:
-            return None
-        _held, _first_port = claimed
-    return _first_port
+    global _claimed
+    if _claimed is None:
+        _claimed = claim_block(_ephemeral_low())
+    return None if _claimed is None else _claimed[1]
 
 
 def claim_block(limit: int) -> tuple[IO[str], int] | None:
