@@ -74,7 +74,8 @@ async def lane_page(
         raise NotFound("Lane not found", f"There is no lane {lane!r}.")
     found = await weir.read(lambda c: lanes.lane(c, lane))
     if found is None:
-        raise NotFound("Lane not found", f"There is no lane {lane!r} (it never held a run).")
+        why = f"No run holds or waits in lane {lane!r}: a lane is shown while it is busy."
+        raise NotFound("Lane not found", why)
     try:
         line = await weir.read(lambda c: lanes.members(c, lane, cursor or None, 50))
     except BadPaging as exc:

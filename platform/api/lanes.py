@@ -154,4 +154,5 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 def _missing(lane: str) -> JSONResponse:
-    return _error(f"no lane {lane!r} (GET /v1/lanes lists the busy ones)", 404)
+    why = "no run holds it (GET /v1/lanes lists the busy ones)"
+    return _error(f"no busy lane {lane!r}: {why}", 404)

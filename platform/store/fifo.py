@@ -1,35 +1,63 @@
-"""FIFO lanes in the store: who holds each lane, the runs queued behind it, and its fencing
-counter.
+"""FIFO lanes in the store: who holds each busy lane, the runs queued behind it, and its
+fencing token.
 
 A run that joins a free lane holds it at once; otherwise it is numbered (`next_seq`, taken
 under the lane row's lock, so the numbers follow commit order: two producers cannot interleave
 a lane) and waits in `fifo_members` without any queue item, so queued members cost the claimer
 nothing. When the holder ends, the member with the lowest number becomes the holder in the
-same transaction, and the lane's `fence` goes up by one: a token that only ever grows per lane,
-across processes and restarts (the lane row is never deleted).
+same transaction, with a higher fence.
+
+A lane's row lives only while the lane is busy: the holder that leaves an empty line deletes
+it, so the table holds the busy lanes, not every lane value ever used (a lane per customer or
+order would otherwise grow it forever, and its pages with it). A lane taken again must still
+get a fence above every earlier holder's, so fences come from a store-wide counter that only
+goes up: on SQLite the `fences` row LANE_COUNTER, raised to a deleted lane's last fence and
+read (plus one) by the lane's next first holder; within a busy spell a handoff adds one. On
+PostgreSQL every new holder draws from the sequence FENCE_SEQUENCE while it holds the lane
+row's lock, so a later holder of a lane always draws later.
 """
 
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.records import record
 from weir.platform.store import dialect, json_text
 from weir.platform.store.fast import Fast
 from weir.platform.store.fast import param as _p
-from weir.platform.store.schema import fifo_lanes, fifo_members, queue
+from weir.platform.store.schema import FIFO_FENCES, fences, fifo_lanes, fifo_members, queue
 from weir.platform.vocabulary import QueueKind
 
 LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
+# The SQLite counter's row in `fences`, whose other scopes are 64-digit hashes: no clash.
+LANE_COUNTER = "fifo-lanes"
+FENCE_SEQUENCE = FIFO_FENCES.name
 
 
-_JOIN_COLUMNS = ("lane", "key", "holder", "fence", "next_seq", "scope", "held_since", "queued")
+_JOIN_COLUMNS = ("lane", "key", "holder", "next_seq", "scope", "held_since", "queued")
+
+
+_COUNTED = select(fences.c.value).where(fences.c.scope == LANE_COUNTER).scalar_subquery()
 
 
 def _join_statement(dialect: Any) -> Fast:
     """One upsert: create the lane held by the run, or take a free lane, or take the next
-    number in line (the row stays locked until the transaction ends), returning the result."""
-    lanes = dialect.insert(fifo_lanes)
+    number in line (the row stays locked until the transaction ends), returning the result.
+    A created lane's fence: on SQLite the counter plus one; on PostgreSQL drawn once the row
+    is ours (`_DRAW`). (No row is left free now; those of stores older than 0018 may be.)"""
+    fence = func.coalesce(_COUNTED, 0) + 1 if dialect is sqlite else literal(0, BigInteger)
+    lanes = dialect.insert(fifo_lanes).values(fence=fence)
     free = fifo_lanes.c.holder.is_(None)
     upsert = lanes.on_conflict_do_update(
         index_elements=[fifo_lanes.c.lane],
@@ -47,13 +75,20 @@ def _join_statement(dialect: Any) -> Fast:
 
 
 _JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgresql)}
+_NEXT_FENCE = func.nextval(literal(FENCE_SEQUENCE))  # PostgreSQL only
+_DRAW = Fast(
+    update(fifo_lanes)
+    .where(fifo_lanes.c.lane == _p("lane"))
+    .values(fence=_NEXT_FENCE)
+    .returning(fifo_lanes.c.fence)
+)
 # Each laned run joins and leaves a lane: these run on the driver's cursor (store/fast.py).
 _HOLD = Fast(
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))
     .values(
         holder=_p("holder"),
-        fence=fifo_lanes.c.fence + 1,
+        fence=_NEXT_FENCE,
         held_since=_p("now"),
         queued=fifo_lanes.c.queued - 1,  # the new holder came from the line
     )
@@ -109,6 +144,19 @@ _DROP_RUN = Fast(delete(fifo_members).where(fifo_members.c.run_id == _p("run")))
 _DEQUEUED = Fast(
     update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(queued=fifo_lanes.c.queued - 1)
 )
+# The last holder of an empty line takes the lane's row away (and with it the busy index
+# entry); on SQLite the counter keeps its fence first (the statements below).
+_DROP_LANE = Fast(delete(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")))
+
+
+def _keep_statement() -> Fast:
+    counter = sqlite.insert(fences)
+    raised = func.max(fences.c.value, counter.excluded.value)  # SQLite's scalar max
+    keep = counter.on_conflict_do_update(index_elements=[fences.c.scope], set_={"value": raised})
+    return Fast(keep, ("scope", "value"))
+
+
+_KEEP_FENCE = _keep_statement()
 _HOLDER = Fast(select(fifo_lanes.c.holder).where(fifo_lanes.c.lane == _p("lane")))
 _IN_FLIGHT = Fast(
     select(func.max(queue.c.available_at)).where(
@@ -163,7 +211,6 @@ def join(
         "lane": lane,
         "key": key,
         "holder": run_id,
-        "fence": 1,
         "next_seq": 0,
         "scope": scope,
         "held_since": now,
@@ -171,6 +218,8 @@ def join(
     }
     row = _JOIN[conn.dialect.name].first(conn, new)  # waits for a producer ahead
     if row.holder == run_id:
+        if dialect.is_postgres(conn):
+            return Joined(holder=run_id, fence=int(_DRAW.scalar(conn, {"b_lane": lane})))
         return Joined(holder=run_id, fence=int(row.fence))
     member = {
         "lane": lane,
@@ -199,7 +248,8 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
         return None
     nxt = _POP_FIRST.first(conn, {"b_lane": lane})
     if nxt is None:
-        return None  # nobody in line: the lane stays free
+        _DROP_LANE.run(conn, {"b_lane": lane})  # nobody in line: the lane is free
+        return None
     hold = {"b_lane": lane, "b_holder": nxt.run_id, "b_now": now}
     fence = _HOLD.scalar(conn, hold)
     return Handoff(str(nxt.run_id), int(fence), int(nxt.start_at), json_text.loads(nxt.payload))
@@ -211,8 +261,10 @@ def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Hando
     if row is None:  # not the holder
         _leave_line(conn, lane, run_id)
         return None
-    if row.holder is None:
-        return None  # nobody in line: the lane stays free
+    if row.holder is None:  # nobody in line: the lane is free
+        _KEEP_FENCE.run(conn, {"scope": LANE_COUNTER, "value": int(row.fence)})
+        _DROP_LANE.run(conn, {"b_lane": lane})
+        return None
     nxt = _TAKE_MEMBER.first(conn, {"b_lane": lane, "b_run": row.holder})
     return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json_text.loads(nxt.payload))
 

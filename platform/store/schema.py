@@ -11,6 +11,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    Sequence,
     String,
     Table,
     Text,
@@ -230,9 +231,10 @@ slots = Table(
     sqlite_with_rowid=False,  # a slot taken or freed writes one b-tree, not a table and its key
 )
 
-# FIFO lanes (the `lane` option): one run of a lane at a time, in admission order. `holder` is
-# the run that has the lane; `fence` goes up by one with each new holder and is never reset, so
-# the row outlives its runs; `next_seq` numbers the runs queued behind, under the row's lock.
+# FIFO lanes (the `lane` option): one run of a lane at a time, in admission order. A row per
+# busy lane (taken away when its last run leaves): `holder` is the run that has the lane,
+# `fence` its token (higher with each new holder, across the lane's busy spells: store/fifo.py),
+# `next_seq` numbers the runs queued behind, under the row's lock.
 fifo_lanes = Table(
     "fifo_lanes",
     metadata,
@@ -247,7 +249,7 @@ fifo_lanes = Table(
     Column("scope", Text, nullable=False, server_default=""),
     Column("held_since", BigInteger, nullable=True),
     Column("queued", BigInteger, nullable=False, server_default="0"),
-    # Busy lanes only (those with a holder; a lane with runs in line always has one).
+    # Busy lanes only (every lane since 0018; a lane with runs in line always has a holder).
     Index(
         "ix_fifo_lanes_busy",
         "scope",
@@ -257,6 +259,9 @@ fifo_lanes = Table(
     ),
     sqlite_with_rowid=False,  # stored by its key, as lanes
 )
+
+# PostgreSQL's source of lane fences (store/fifo.py; SQLite keeps a `fences` row instead).
+FIFO_FENCES = Sequence("fifo_lane_fences", metadata=metadata)
 
 # The runs queued behind a lane's holder, in admission order; they have no queue item yet, so
 # the claimer never sees them. `start_at` and `payload` are those of their first call.

@@ -78,7 +78,7 @@ def test_unknown_function_lane_or_bad_limit_fail_with_the_reason(weir: WeirServe
     assert unknown.returncode == 1
     assert "HTTP 404: no synced function has the slug or id 'nope'" in unknown.stderr
     missing = lanes(weir, "show", "f" * 32)
-    assert missing.returncode == 1 and "HTTP 404: no lane" in missing.stderr
+    assert missing.returncode == 1 and "HTTP 404: no busy lane" in missing.stderr
     bad = lanes(weir, "list", "--limit", "0")
     assert bad.returncode == 1 and "limit must be a whole number from 1 to 500" in bad.stderr
     empty = lanes(weir, "list")

@@ -21,45 +21,80 @@ def leave(store: Store, run_id: str, lane: str = LANE) -> fifo.Handoff | None:
     return store.write(lambda c: fifo.leave(c, lane, run_id))
 
 
+def handed(handoff: fifo.Handoff | None, run_id: str, start_at: int, above: int) -> int:
+    """The fence of a handoff to `run_id`, checked to be above the last holder's."""
+    assert handoff is not None
+    assert (handoff.run_id, handoff.start_at) == (run_id, start_at)
+    assert handoff.payload == {"throttle": {"k": run_id}}
+    assert handoff.fence > above
+    return handoff.fence
+
+
 def test_the_first_run_holds_a_free_lane_and_the_rest_wait_in_order(store: Store) -> None:
     first = join(store, "r1")
-    assert first.holds and first.holder == "r1" and first.fence == 1
+    assert first.holds and first.holder == "r1" and first.fence is not None
     for n in (2, 3, 4):
         later = join(store, f"r{n}", start_at=n)
         assert not later.holds and later.holder == "r1"
-    handed = leave(store, "r1")
-    assert handed == fifo.Handoff("r2", 2, 2, {"throttle": {"k": "r2"}})
-    assert leave(store, "r2") == fifo.Handoff("r3", 3, 3, {"throttle": {"k": "r3"}})
-    assert leave(store, "r3") is not None
+    fence = handed(leave(store, "r1"), "r2", 2, first.fence)
+    fence = handed(leave(store, "r2"), "r3", 3, fence)
+    handed(leave(store, "r3"), "r4", 4, fence)
     assert leave(store, "r4") is None  # the last one: the lane is free
     assert store.read(lambda c: fifo.holder(c, LANE)) is None
     assert store.rows("SELECT count(*) FROM fifo_members") == [(0,)]
 
 
+def lane_row(store: Store) -> tuple[object, ...] | None:
+    found = store.rows("SELECT holder, fence, queued, held_since FROM fifo_lanes")
+    return tuple(found[0]) if found else None
+
+
 def test_a_handoff_keeps_the_lanes_count_in_line_and_dates_the_new_hold(store: Store) -> None:
-    for n in (1, 2, 3):
+    first = join(store, "r1").fence
+    for n in (2, 3):
         join(store, f"r{n}")
-
-    def lane_row() -> tuple[object, ...]:
-        [row] = store.rows("SELECT holder, fence, queued, held_since FROM fifo_lanes")
-        return tuple(row)
-
-    assert store.write(lambda c: fifo.leave(c, LANE, "r1", now=500)) is not None
-    assert lane_row() == ("r2", 2, 1, 500)
+    handoff = store.write(lambda c: fifo.leave(c, LANE, "r1", now=500))
+    assert handoff is not None and first is not None and handoff.fence > first
+    assert lane_row(store) == ("r2", handoff.fence, 1, 500)
     assert leave(store, "r3") is None  # left the line: one fewer in it, the hold unchanged
-    assert lane_row() == ("r2", 2, 0, 500)
-    assert store.write(lambda c: fifo.leave(c, LANE, "r2", now=900)) is None
-    assert lane_row() == (None, 2, 0, 500)  # free: the fence stays for the next holder
+    assert lane_row(store) == ("r2", handoff.fence, 0, 500)
 
 
-def test_the_fence_never_goes_back_even_after_the_lane_emptied(store: Store) -> None:
+def test_a_free_lane_keeps_no_row_and_its_next_holder_a_higher_fence(store: Store) -> None:
+    """A lane's row lives while the lane is busy; taken again, the lane's fence still only
+    goes up (the store-wide counter: `fifo.LANE_COUNTER` or the PostgreSQL sequence)."""
     tokens = []
     for n in range(5):
         joined = join(store, f"r{n}")
+        assert joined.fence is not None
         tokens.append(joined.fence)
         assert store.read(lambda c, n=n: fifo.fence(c, LANE, f"r{n}")) == joined.fence
-        assert leave(store, f"r{n}") is None
-    assert tokens == [1, 2, 3, 4, 5]
+        if n % 2:  # a handoff within the busy spell, then the lane empties
+            join(store, f"q{n}")
+            tokens.append(handed(leave(store, f"r{n}"), f"q{n}", 0, joined.fence))
+            assert leave(store, f"q{n}") is None
+        else:
+            assert leave(store, f"r{n}") is None
+        assert lane_row(store) is None
+    assert tokens == sorted(set(tokens))
+
+
+def test_other_lanes_raise_no_fence_of_a_lane_and_lower_none(store: Store) -> None:
+    """Fences are per lane: a lane freed with a lower fence than the counter leaves the
+    counter as it was (the next lane taken still gets more than any freed before)."""
+    busy = join(store, "long", lane="c" * 64).fence
+    assert busy is not None
+    for n in range(3):  # the lane LANE goes through holders while the other stays busy
+        join(store, f"r{n}")
+        join(store, f"s{n}")
+        leave(store, f"r{n}")
+        leave(store, f"s{n}")
+    last = join(store, "again").fence
+    assert last is not None and last > busy
+    assert leave(store, "again") is None
+    assert leave(store, "long", lane="c" * 64) is None  # freed with the lower fence
+    assert (join(store, "late", lane="c" * 64).fence or 0) > busy
+    assert (join(store, "after", lane=LANE).fence or 0) > last
 
 
 def test_a_queued_run_that_leaves_is_skipped_by_the_handoff(store: Store) -> None:
@@ -68,15 +103,15 @@ def test_a_queued_run_that_leaves_is_skipped_by_the_handoff(store: Store) -> Non
     join(store, "r3")
     assert leave(store, "r2") is None  # ended while queued: nothing is handed on
     assert store.read(lambda c: fifo.holder(c, LANE)) == "r1"
-    handed = leave(store, "r1")
-    assert handed is not None and handed.run_id == "r3" and handed.fence == 2
+    first = store.read(lambda c: fifo.fence(c, LANE, "r1"))
+    handed(leave(store, "r1"), "r3", 0, first)
 
 
 def test_only_the_holder_has_a_fence(store: Store) -> None:
-    join(store, "r1")
+    fence = join(store, "r1").fence
     join(store, "r2")
     assert store.read(lambda c: fifo.fence(c, LANE, "r2")) is None
-    assert store.read(lambda c: fifo.fence(c, LANE, "r1")) == 1
+    assert store.read(lambda c: fifo.fence(c, LANE, "r1")) == fence
     assert fifo.run_fences({"lane": {"key": "acme", "hash": LANE, "fence": 1}}) == {"lane": 1}
     assert fifo.run_fences({"lane": {"key": "acme", "hash": LANE}}) == {}  # still in line
     assert fifo.run_fences({}) == {}
