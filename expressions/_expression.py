@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ._budget import Budget, current_budget
-from ._cost import StaticCost, is_cheap, result_size, static_cost
+from ._cost import StaticCost, is_cheap, result_size, static_cost, weight
 from ._document import Document
 from ._errors import BudgetExceeded, EvaluationError, ExpressionError
 from ._evaluate import compile_program, execute
@@ -18,6 +18,7 @@ from ._parse import parse
 from ._pool import POOL, DocumentUse
 from ._prune import Trie, build_trie, minimal_paths, prune
 from ._references import find_references
+from ._selector import NOT_PLAIN, path_of, select
 
 CACHE_SIZE = 10_000  # ~1 KB per cached program (docs/architecture.md, Expressions)
 _IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
@@ -33,6 +34,8 @@ class Expression:
     _program: Any = field(repr=False, compare=False)
     _trie: Trie = field(repr=False, compare=False)
     _cost: StaticCost = field(repr=False, compare=False)
+    # The field path the expression is nothing but, answered by lookups (`_selector`).
+    _path: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """The plain Python result; raises EvaluationError. Only referenced fields are passed.
@@ -42,6 +45,10 @@ class Expression:
         `_budget`), raising BudgetExceeded when it runs out of time, memory or result size.
         """
         budget = current_budget()
+        if self._path is not None:
+            found = select(activation, self._path)
+            if found is not NOT_PLAIN and self._cheap_leaf(found, budget):
+                return found
         documents = self._documents(activation)
         if documents:  # reads past a Document's known fields: only a worker parses it
             named = {name for name, _, _ in documents}
@@ -55,6 +62,15 @@ class Expression:
             # Cheap to make (a few ms at most) but still too big to key or store.
             raise BudgetExceeded(self.source, _too_big(budget))
         return result
+
+    def _cheap_leaf(self, value: Any, budget: Budget) -> bool:
+        """Whether the evaluator would have run in-process and kept `value`: the activation it
+        gets, pruned to the path, is a single-entry dict per level (weight 2 each) and the
+        value (`is_cheap`), and the value fits the result budget."""
+        assert self._path is not None
+        room = self._cost.cheap_weight - self._cost.literal_weight - 2 * (len(self._path) - 1)
+        fits = result_size(value, budget.result_bytes) <= budget.result_bytes
+        return weight((value,), room) <= room and fits
 
     def is_cheap(self, activation: Mapping[str, Any]) -> bool:
         """Whether `evaluate` would run in-process: cheap to ask (microseconds at any size)."""
@@ -107,7 +123,9 @@ def _compile(source: str, variables: frozenset[str]) -> Expression:
     paths, cost = _checked_paths(source, variables)
     program = compile_program(source)  # only text our own checks accepted reaches it
     POOL.warm(current_budget())  # so a later costly evaluation need not wait for a start
-    return Expression(source, variables, paths, program, build_trie(paths), cost)
+    path = path_of(source)
+    plain = path if path is not None and paths == (path,) else None
+    return Expression(source, variables, paths, program, build_trie(paths), cost, plain)
 
 
 def _checked_paths(
