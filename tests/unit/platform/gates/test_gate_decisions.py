@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from weir.platform.gates import decisions
+from weir.platform.gates import decisions, fifo_lane
 from weir.platform.gates.debounce import DebounceState
 
 NOON = 1_767_268_800_000  # 2026-01-01T12:00:00Z
@@ -51,3 +53,40 @@ def test_json_round_trip_ignores_unknown_fields() -> None:
         "event_seq": 1,
     }
     assert decisions.from_json(DebounceState, {**data, "added_later": 3}) == state
+
+
+@dataclasses.dataclass
+class _Inner:
+    n: int
+    tags: list[str]
+
+
+@dataclasses.dataclass
+class _State:
+    key: str
+    until: int | None
+    inner: _Inner
+    items: list[_Inner]
+    pairs: tuple[int, ...]
+    extra: dict[str, list[int]]
+
+
+def test_to_json_gives_what_asdict_gives_and_copies_containers() -> None:
+    inner = _Inner(1, ["a"])
+    state = _State("k", None, inner, [inner, _Inner(2, [])], (1, 2), {"x": [1]})
+    reason = fifo_lane.wait_reason("acme", "run-1")
+    for value in (
+        state,
+        reason,
+        decisions.WaitReason("g", "", 5, "w"),
+        DebounceState(**_debounce()),
+    ):
+        assert decisions.to_json(value) == dataclasses.asdict(value)
+    made = decisions.to_json(state)
+    made["inner"]["tags"].append("b")
+    made["extra"]["x"].append(2)
+    assert inner.tags == ["a"] and state.extra == {"x": [1]}  # the state is not shared
+
+
+def _debounce() -> dict[str, object]:
+    return {f.name: None for f in dataclasses.fields(DebounceState)}
