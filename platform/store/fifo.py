@@ -115,23 +115,26 @@ _POP_FIRST = Fast(
     .where(fifo_members.c.lane == _p("lane"), fifo_members.c.seq == _FIRST_SEQ)
     .returning(fifo_members.c.run_id, fifo_members.c.start_at, fifo_members.c.payload)
 )
-# SQLite's single writer: nobody joins the line while the holder leaves, so the holder hands
-# the lane to the first in line in one update (then that member's row goes). On PostgreSQL
-# the line is read by a statement of its own once the lane's lock is taken: a subquery of
-# the update would read the line as it stood before the wait, missing a run queued meanwhile.
+# SQLite's single writer: nobody joins the line while the holder leaves, so the holder that
+# leaves an empty line deletes the lane at once (`_FREE`), and otherwise hands it to the first
+# in line in one update (then that member's row goes). On PostgreSQL the line is read by a
+# statement of its own once the lane's lock is taken: a subquery would read the line as it
+# stood before the wait, missing a run queued meanwhile.
 _IN_LINE = exists().where(fifo_members.c.lane == _p("lane"))
+_HELD_BY_RUN = (fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run"))
+_FREE = Fast(delete(fifo_lanes).where(*_HELD_BY_RUN, ~_IN_LINE).returning(fifo_lanes.c.fence))
 _PASS_ON = Fast(
     update(fifo_lanes)
-    .where(fifo_lanes.c.lane == _p("lane"), fifo_lanes.c.holder == _p("run"))
+    .where(*_HELD_BY_RUN, _IN_LINE)
     .values(
         holder=select(fifo_members.c.run_id)
         .where(fifo_members.c.lane == _p("lane"))
         .order_by(fifo_members.c.seq)
         .limit(1)
         .scalar_subquery(),
-        fence=case((_IN_LINE, fifo_lanes.c.fence + 1), else_=fifo_lanes.c.fence),
-        held_since=case((_IN_LINE, _p("now")), else_=fifo_lanes.c.held_since),
-        queued=case((_IN_LINE, fifo_lanes.c.queued - 1), else_=fifo_lanes.c.queued),
+        fence=fifo_lanes.c.fence + 1,
+        held_since=_p("now"),
+        queued=fifo_lanes.c.queued - 1,
     )
     .returning(fifo_lanes.c.holder, fifo_lanes.c.fence)
 )
@@ -256,14 +259,14 @@ def leave(conn: Connection, lane: str, run_id: str, now: int | None = None) -> H
 
 
 def _pass_on(conn: Connection, lane: str, run_id: str, now: int | None) -> Handoff | None:
-    """`leave` in two statements where one writer has the store (see `_PASS_ON`)."""
+    """`leave` where one writer has the store (see `_FREE`)."""
+    freed = _FREE.first(conn, {"b_lane": lane, "b_run": run_id})
+    if freed is not None:  # it held the lane, and nobody is in line: the lane is free
+        _KEEP_FENCE.run(conn, {"scope": LANE_COUNTER, "value": int(freed.fence)})
+        return None
     row = _PASS_ON.first(conn, {"b_lane": lane, "b_run": run_id, "b_now": now})
     if row is None:  # not the holder
         _leave_line(conn, lane, run_id)
-        return None
-    if row.holder is None:  # nobody in line: the lane is free
-        _KEEP_FENCE.run(conn, {"scope": LANE_COUNTER, "value": int(row.fence)})
-        _DROP_LANE.run(conn, {"b_lane": lane})
         return None
     nxt = _TAKE_MEMBER.first(conn, {"b_lane": lane, "b_run": row.holder})
     return Handoff(str(row.holder), int(row.fence), int(nxt.start_at), json_text.loads(nxt.payload))
