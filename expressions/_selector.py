@@ -3,10 +3,10 @@ what the evaluator gives.
 
 Most key expressions are such a path. Through the evaluator one costs about 8 µs (pruning,
 the cost check, crossing into Rust and back), by lookups well under 1 µs. Only values that
-cross into the evaluator and back unchanged are answered here: strings, booleans, null,
-floats and 64-bit integers, reached through plain dicts. Anything else (a missing field, a
-list, a Document, an integer past 64 bits) goes to the evaluator, which gives its own value
-or error as before.
+cross into the evaluator and back unchanged are answered here: strings (of valid UTF-8: the
+evaluator refuses a lone surrogate), booleans, null, floats and 64-bit integers, reached
+through plain dicts. Anything else (a missing field, a list, a Document, an integer past 64
+bits) goes to the evaluator, which gives its own value or error as before.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ def select(activation: Mapping[str, Any], path: tuple[str, ...]) -> Any:
         if value is NOT_PLAIN:
             return NOT_PLAIN
     kind = type(value)
+    if kind is str and not value.isascii() and not _utf8(value):
+        return NOT_PLAIN
     if kind in _UNCHANGED or (kind is int and _I64_MIN <= value <= _I64_MAX):
         return value
     return NOT_PLAIN
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True

@@ -27,7 +27,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     listing = actions.add_parser("list", help="busy lanes, with holder, queue length and next run")
     listing.add_argument("--function", help="only the lanes of this function (slug or id)")
     listing.add_argument(
-        "--key", help="with --function: only the lane of this key value, busy or free"
+        "--key", help="with --function: only the lane of this key value, if it is busy"
     )
     _paging(listing)
     add_target_arguments(listing)
@@ -73,7 +73,7 @@ def _list(client: httpx.Client, args: argparse.Namespace) -> int:
     body = resp.json()
     rows = [_lane_row(lane) for lane in body["data"]]
     if not rows and args.key is not None:
-        print(f"No lane has the key {args.key!r}: no run of it was ever created.")
+        print(f"No busy lane has the key {args.key!r}: no run of it holds or waits in it.")
         return 0
     if not rows:
         print("No busy lane: every lane is free (none holds a run).")
@@ -92,7 +92,7 @@ def _show(client: httpx.Client, args: argparse.Namespace) -> int:
     holder = data["holder"]
     print(f"lane {data['lane']} ({_owner(data)}), key {data['key']!r}")
     if holder is None:
-        print(f"free; fence {data['fence']} (the next holder gets {data['fence'] + 1})")
+        print(f"free; fence {data['fence']} (the next holder gets a higher one)")
     else:
         since, fence = _when(holder["since"]), holder["fence"]
         print(f"held by run {holder['run_id']} ({holder['status']}) since {since}, fence {fence}")

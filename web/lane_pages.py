@@ -53,7 +53,7 @@ async def function_lanes_page(
     option = fn.config.lane
     if option is None:
         raise NotFound("No lanes", f"Function {slug!r} declares no lane: its runs join none.")
-    if key is not None:  # one lane, by the key it shows, busy or free
+    if key is not None:  # one lane, by the key it shows, if it is busy
         one = await weir.read(lambda c: lanes.lane(c, lane_id(fn.id, option, key)))
         panel: dict[str, Any] | None = {
             "name": option.name,

@@ -3,7 +3,7 @@ how many runs wait and which comes next; one lane's line in order. Read only.
 
     GET /v1/lanes?function=<slug or id>&limit=50&cursor=...   busy lanes (all functions' without
                                                               `function`)
-    GET /v1/lanes?function=<slug or id>&key=acme              the lane of one key, busy or free
+    GET /v1/lanes?function=<slug or id>&key=acme              the lane of one key, if busy
     GET /v1/lanes/{lane}                                      one lane, by its id (`lane`)
     GET /v1/lanes/{lane}/members?limit=50&cursor=...          its runs in line, first first
 
@@ -32,7 +32,7 @@ _FUNCTION = Query(None, description="a function's slug or id: only the lanes its
 _KEY = Query(
     None,
     description="with `function`: only the lane whose key reads this (as lanes show it), "
-    "busy or free",
+    "if it is busy",
 )
 
 

@@ -13,7 +13,7 @@ order would otherwise grow it forever, and its pages with it). A lane taken agai
 get a fence above every earlier holder's, so fences come from a store-wide counter that only
 goes up: on SQLite the `fences` row LANE_COUNTER, raised to a deleted lane's last fence and
 read (plus one) by the lane's next first holder; within a busy spell a handoff adds one. On
-PostgreSQL every new holder draws from the sequence FENCE_SEQUENCE while it holds the lane
+PostgreSQL every new holder draws from the sequence FIFO_FENCES while it holds the lane
 row's lock, so a later holder of a lane always draws later.
 """
 
@@ -42,7 +42,6 @@ from weir.platform.vocabulary import QueueKind
 LANE_KEY = "lane"  # a run's `keys` name its lane: {"key": text, "hash": lane, "fence": n}
 # The SQLite counter's row in `fences`, whose other scopes are 64-digit hashes: no clash.
 LANE_COUNTER = "fifo-lanes"
-FENCE_SEQUENCE = FIFO_FENCES.name
 
 
 _JOIN_COLUMNS = ("lane", "key", "holder", "next_seq", "scope", "held_since", "queued")
@@ -75,7 +74,7 @@ def _join_statement(dialect: Any) -> Fast:
 
 
 _JOIN = {"sqlite": _join_statement(sqlite), "postgresql": _join_statement(postgresql)}
-_NEXT_FENCE = func.nextval(literal(FENCE_SEQUENCE))  # PostgreSQL only
+_NEXT_FENCE = FIFO_FENCES.next_value()  # PostgreSQL only
 _DRAW = Fast(
     update(fifo_lanes)
     .where(fifo_lanes.c.lane == _p("lane"))

@@ -261,7 +261,9 @@ fifo_lanes = Table(
 )
 
 # PostgreSQL's source of lane fences (store/fifo.py; SQLite keeps a `fences` row instead).
-FIFO_FENCES = Sequence("fifo_lane_fences", metadata=metadata)
+# A cache of 1 (the default, said here so no one raises it): each draw then goes to the
+# sequence itself, so numbers follow the order in which holders took their lanes.
+FIFO_FENCES = Sequence("fifo_lane_fences", cache=1, metadata=metadata)
 
 # The runs queued behind a lane's holder, in admission order; they have no queue item yet, so
 # the claimer never sees them. `start_at` and `payload` are those of their first call.
@@ -277,7 +279,8 @@ fifo_members = Table(
 )
 
 # Fencing counters of concurrency keys with limit 1: each claim of a call under such a key is a
-# new holder and takes the next number. Never deleted, so a token never repeats.
+# new holder and takes the next number. Never deleted, so a token never repeats. On SQLite the
+# row `fifo-lanes` is the FIFO lanes' counter (store/fifo.py).
 fences = Table(
     "fences",
     metadata,

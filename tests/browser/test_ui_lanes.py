@@ -29,7 +29,7 @@ def test_the_function_page_shows_its_lanes_and_a_lanes_line(page: Page, server: 
     expect(page.locator("table.lanes tbody tr td.queued")).to_have_text(["2"])
     page.get_by_label("Find the lane of a key").fill("nobody")
     page.get_by_role("button", name="Find").click()
-    expect(page.locator("#lanes-none")).to_contain_text("No lane has the key")
+    expect(page.locator("#lanes-none")).to_contain_text("No busy lane has the key")
 
     page.goto(f"{server.url}/runs/{runs[2]}")  # a run in line links to its lane
     page.locator("#run-lane").get_by_role("link").click()

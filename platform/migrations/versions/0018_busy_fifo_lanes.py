@@ -32,7 +32,8 @@ def upgrade() -> None:
     bind = op.get_bind()
     top = int(bind.execute(sa.text("SELECT COALESCE(MAX(fence), 0) FROM fifo_lanes")).scalar_one())
     if bind.dialect.name == "postgresql":
-        op.execute(sa.schema.CreateSequence(sa.Sequence(SEQUENCE, start=top + 1)))
+        sequence = sa.Sequence(SEQUENCE, start=top + 1, cache=1)  # see schema.FIFO_FENCES
+        op.execute(sa.schema.CreateSequence(sequence))
     elif top > 0:
         insert = "INSERT INTO fences (scope, value) VALUES (:scope, :value)"
         bind.execute(sa.text(insert), {"scope": COUNTER, "value": top})

@@ -16,6 +16,8 @@ VALUES: list[Any] = [
     "acme",
     "",
     "ünïcode ✓",
+    "lone \ud800 surrogate",  # the evaluator refuses it: so do lookups, by passing it on
+    "\U0001f600 astral",
     True,
     False,
     None,
