@@ -146,8 +146,8 @@ _DROP_RUN = Fast(delete(fifo_members).where(fifo_members.c.run_id == _p("run")))
 _DEQUEUED = Fast(
     update(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")).values(queued=fifo_lanes.c.queued - 1)
 )
-# The last holder of an empty line takes the lane's row away (and with it the busy index
-# entry); on SQLite the counter keeps its fence first (the statements below).
+# PostgreSQL: the last holder of an empty line takes the lane's row away (and with it the busy
+# index entry). On SQLite `_FREE` does, and `_KEEP_FENCE` then raises the counter.
 _DROP_LANE = Fast(delete(fifo_lanes).where(fifo_lanes.c.lane == _p("lane")))
 
 

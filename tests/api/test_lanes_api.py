@@ -48,8 +48,8 @@ def test_a_functions_lanes_show_holder_fence_queue_and_who_is_next(client: TestC
     assert set(by_key) == {"acme", "zed"}
     acme = by_key["acme"]
     assert acme["function"] == "app-pay" and acme["name"] is None
-    assert acme["queued"] == 2 and acme["fence"] == 1
-    assert acme["holder"]["run_id"] == r1 and acme["holder"]["fence"] == 1
+    assert acme["queued"] == 2 and acme["fence"] >= 1  # fences are compared, not counted
+    assert acme["holder"]["run_id"] == r1 and acme["holder"]["fence"] == acme["fence"]
     assert isinstance(acme["holder"]["since"], int)
     assert acme["oldest_waiting"]["run_id"] == r2
     zed = by_key["zed"]

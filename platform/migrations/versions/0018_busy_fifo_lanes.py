@@ -6,8 +6,10 @@ fence above every earlier one from a counter: on SQLite the `fences` row 'fifo-l
 PostgreSQL the sequence `fifo_lane_fences`. The upgrade starts the counter at the highest fence
 given so far and deletes the idle lanes' rows.
 
-Going back below 0018 keeps the busy lanes, but a lane that is idle at that moment starts its
-fences again at 1 when it is next taken (its old row is gone).
+Older versions keep a lane's fence in its row and count on the row staying: stop them before
+the first process at 0018 starts (docs/operations.md). Going back below 0018 keeps the busy
+lanes, but a lane that is idle at that moment starts its fences again at 1 when it is next
+taken (its old row is gone).
 
 Revision ID: 0018
 Revises: 0017

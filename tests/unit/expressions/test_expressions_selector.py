@@ -17,6 +17,8 @@ VALUES: list[Any] = [
     "",
     "ünïcode ✓",
     "lone \ud800 surrogate",  # the evaluator refuses it: so do lookups, by passing it on
+    "low \udcff surrogate",
+    "a pair \ud83d\ude00 of them",  # two code points in a Python str: refused too
     "\U0001f600 astral",
     True,
     False,
@@ -97,6 +99,8 @@ def test_lookups_pass_over_what_is_not_a_plain_dict() -> None:
 
     assert select({"event": Mapped(data={"k": "x"})}, ("event", "data", "k")) is NOT_PLAIN
     assert select({"event": {"data": {"k": b"x"}}}, ("event", "data", "k")) is NOT_PLAIN
+    assert select({"event": {"data": {"k": "a\ud800"}}}, ("event", "data", "k")) is NOT_PLAIN
+    assert select({"event": {"data": {"k": "ü"}}}, ("event", "data", "k")) == "ü"
     assert select({"event": {"data": {"k": "x"}}}, ("event", "data", "k")) == "x"
 
 
