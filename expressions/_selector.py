@@ -28,13 +28,11 @@ def path_of(source: str) -> tuple[str, ...] | None:
 
 def select(activation: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     """The value at `path`, or NOT_PLAIN."""
-    value: Any = activation
-    for name in path:
-        if type(value) is not dict and value is not activation:
+    value = activation.get(path[0], NOT_PLAIN)
+    for name in path[1:]:
+        if type(value) is not dict:  # also NOT_PLAIN itself, a Document, a dict subclass
             return NOT_PLAIN
         value = value.get(name, NOT_PLAIN)
-        if value is NOT_PLAIN:
-            return NOT_PLAIN
     kind = type(value)
     if kind is str and not value.isascii() and not _utf8(value):
         return NOT_PLAIN

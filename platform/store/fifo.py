@@ -54,7 +54,8 @@ def _join_statement(dialect: Any) -> Fast:
     """One upsert: create the lane held by the run, or take a free lane, or take the next
     number in line (the row stays locked until the transaction ends), returning the result.
     A created lane's fence: on SQLite the counter plus one; on PostgreSQL drawn once the row
-    is ours (`_DRAW`). (No row is left free now; those of stores older than 0018 may be.)"""
+    is ours (`_DRAW`). Since 0018 no lane row is left free; one found so would be taken as
+    a new lane is, rather than leave its joiners waiting behind no holder."""
     fence = func.coalesce(_COUNTED, 0) + 1 if dialect is sqlite else literal(0, BigInteger)
     lanes = dialect.insert(fifo_lanes).values(fence=fence)
     free = fifo_lanes.c.holder.is_(None)
