@@ -146,8 +146,8 @@ def expression_level(runs: int) -> None:
 def ingest_level(runs: int) -> None:
     import asyncio  # here: `--only server` also runs against code that has no `foresee`
 
-    from weir.platform import ingest_workers
-    from weir.platform.ingest import event_payload
+    from weir.platform.ingest import workers as ingest_workers
+    from weir.platform.ingest.validate import event_payload
 
     budget = current_budget().time_ms
     print(f"\n3. before the transaction, ~3 MiB POST body, budget {budget} ms: median ms")

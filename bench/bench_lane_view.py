@@ -22,10 +22,10 @@ from typing import Any
 from sqlalchemy import Connection, insert, text
 from weir.platform.reads import lanes
 from weir.platform.reads.lanes import Owner
-from weir.platform.store import lane_reads
 from weir.platform.store.database import make_engine
+from weir.platform.store.engine.schema import fifo_lanes, fifo_members, runs
 from weir.platform.store.migrate import upgrade
-from weir.platform.store.schema import fifo_lanes, fifo_members, runs
+from weir.platform.store.views import fifo_lanes as lane_reads
 
 FUNCTION = "bench-fn"
 SCOPE = lane_reads.scope_of(FUNCTION, None)

@@ -36,7 +36,7 @@ from sqlalchemy import Engine  # noqa: E402
 from weir.platform.executor.driver import load_call_state  # noqa: E402
 from weir.platform.executor.response import Completed  # noqa: E402
 from weir.platform.functions import EventTrigger, FunctionConfig, Lane  # noqa: E402
-from weir.platform.ingest import IncomingEvent  # noqa: E402
+from weir.platform.ingest.validate import IncomingEvent  # noqa: E402
 from weir.platform.registry import Function, Registry  # noqa: E402
 from weir.platform.runtime import events, finish_hooks, outcomes  # noqa: E402
 from weir.platform.runtime.tx import Tx  # noqa: E402

@@ -250,7 +250,7 @@ def _reads_checkpoints(weir_path: Path | None) -> bool:
     """Whether the Weir build reads checkpointed answers (the current one does)."""
     if weir_path is None:
         return True
-    vocabulary = (weir_path / "weir").resolve() / ".." / "vocabulary.py"
+    vocabulary = (weir_path / "weir").resolve() / ".." / "foundation/vocabulary.py"
     return "RunComplete" in vocabulary.resolve().read_text()
 
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from weir.platform.foundation.ids import new_id
 from weir.platform.functions import EventTrigger, FunctionConfig
-from weir.platform.ids import new_id
-from weir.platform.store import catalog
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
+from weir.platform.store.records import catalog
 
 START_MS = 1_767_268_800_000  # 2026-01-01T12:00:00Z; runs are one 10 ms apart from here
 STATUSES = ["COMPLETED"] * 90 + ["FAILED"] * 8 + ["CANCELLED"] * 2

@@ -24,14 +24,14 @@ from typing import Any
 from sqlalchemy import Engine, event, insert, text
 from weir.platform.executor.response import Completed
 from weir.platform.functions import EventTrigger, FunctionConfig, RollingWindow
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, outcomes
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store.database import make_engine
+from weir.platform.store.engine.schema import rolling_log
 from weir.platform.store.migrate import upgrade
-from weir.platform.store.schema import rolling_log
 
 SYNC = "NORMAL"
 DAY_MS = 86_400_000

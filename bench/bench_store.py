@@ -18,7 +18,7 @@ from sqlalchemy import Engine, event
 from weir.platform.executor.driver import load_call_state
 from weir.platform.executor.response import Completed
 from weir.platform.functions import EventTrigger, FunctionConfig
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, outcomes
 from weir.platform.runtime.tx import Tx

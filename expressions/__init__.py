@@ -10,13 +10,13 @@ a process that holds them parsed already evaluates over them (`held`).
 This package knows nothing of the platform.
 """
 
-from ._budget import Budget, configure_budget, current_budget
-from ._document import Document
-from ._errors import BudgetExceeded, EvaluationError, ExpressionError
-from ._expression import Expression, check_expression, compile_expression
-from ._keys import key_hash, stable_key
-from ._limits import MAX_EXPRESSION_BYTES
-from .held import NotHeld
+from weir.expressions._budget import Budget, configure_budget, current_budget
+from weir.expressions._document import Document
+from weir.expressions._errors import BudgetExceeded, EvaluationError, ExpressionError
+from weir.expressions._expression import Expression, check_expression, compile_expression
+from weir.expressions._keys import key_hash, stable_key
+from weir.expressions._size_rules import MAX_EXPRESSION_BYTES
+from weir.expressions.held import NotHeld
 
 __all__ = [
     "MAX_EXPRESSION_BYTES",

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ._tree import COMPREHENSIONS, Node, token_text
+from weir.expressions._tree import COMPREHENSIONS, Node, token_text
 
 MAX_CHEAP_WEIGHT = 256  # ~0.5 ms of conversion at worst
 MAX_CHEAP_WORK = 1 << 16  # (references + 1) x weight^(1 + loops): a few ms at worst

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import cel
-
-from ._errors import EvaluationError, ExpressionError
-from ._worker import reason
+from weir.expressions._errors import EvaluationError, ExpressionError
+from weir.expressions._worker import reason
 
 _PASS_THROUGH = (KeyboardInterrupt, SystemExit)
 

@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ._budget import Budget, current_budget
-from ._cost import StaticCost, is_cheap, result_size, static_cost, weight
-from ._document import Document
-from ._errors import BudgetExceeded, EvaluationError, ExpressionError
-from ._evaluate import compile_program, execute
-from ._limits import length_problem, shape_problems
-from ._parse import parse
-from ._pool import POOL, DocumentUse
-from ._prune import Trie, build_trie, minimal_paths, prune
-from ._references import find_references
-from ._selector import NOT_PLAIN, path_of, select
+from weir.expressions._budget import Budget, current_budget
+from weir.expressions._cost import StaticCost, is_cheap, result_size, static_cost, weight
+from weir.expressions._document import Document
+from weir.expressions._errors import BudgetExceeded, EvaluationError, ExpressionError
+from weir.expressions._evaluate import compile_program, execute
+from weir.expressions._parse import parse
+from weir.expressions._pool import POOL, DocumentUse
+from weir.expressions._prune import Trie, build_trie, minimal_paths, prune
+from weir.expressions._references import find_references
+from weir.expressions._selector import NOT_PLAIN, path_of, select
+from weir.expressions._size_rules import length_problem, shape_problems
 
 CACHE_SIZE = 10_000  # ~1 KB per cached program (docs/architecture.md, Expressions)
 _IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")

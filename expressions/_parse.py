@@ -13,9 +13,8 @@ import threading
 import lark
 from celpy.celparser import CELParser
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-
-from ._errors import ExpressionError
-from ._tree import Node
+from weir.expressions._errors import ExpressionError
+from weir.expressions._tree import Node
 
 _lock = threading.Lock()
 _parser: lark.Lark | None = None

@@ -25,12 +25,11 @@ from collections import OrderedDict
 from typing import Any
 
 import orjson
-
-from . import _worker
-from ._budget import Budget
-from ._document import Document
-from ._errors import BudgetExceeded, EvaluationError
-from ._worker import HEADER_BYTES, MAX_DOCUMENTS, READY, Trie, frame
+from weir.expressions import _worker
+from weir.expressions._budget import Budget
+from weir.expressions._document import Document
+from weir.expressions._errors import BudgetExceeded, EvaluationError
+from weir.expressions._worker import HEADER_BYTES, MAX_DOCUMENTS, READY, Trie, frame
 
 # (variable, document, the part of the trie under that variable: None for all of it)
 DocumentUse = tuple[str, Document, Trie | None]

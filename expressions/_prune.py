@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._worker import Trie, prune
+from weir.expressions._worker import Trie, prune
 
 __all__ = ["Trie", "build_trie", "minimal_paths", "prune"]
 

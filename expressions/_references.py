@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._tree import Node, bare_ident, call_arguments, comprehension_name, subtrees, token_text
+from weir.expressions._tree import (
+    Node,
+    bare_ident,
+    call_arguments,
+    comprehension_name,
+    subtrees,
+    token_text,
+)
 
 Path = tuple[str, ...]
 

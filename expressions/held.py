@@ -29,12 +29,11 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import cel
-
-from . import _worker
-from ._budget import current_budget
-from ._errors import BudgetExceeded
-from ._expression import Expression
-from ._pool import _outcome, _stopped_reason
+from weir.expressions import _worker
+from weir.expressions._budget import current_budget
+from weir.expressions._errors import BudgetExceeded
+from weir.expressions._expression import Expression
+from weir.expressions._pool import _outcome, _stopped_reason
 
 # (time budget in ms, memory budget in bytes, the pool worker's request): what the holder gets.
 HeldRequest = tuple[int, int, tuple[Any, ...]]

@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
-from weir.platform.clock import Clock
-from weir.platform.records import record
+from weir.platform.foundation.clock import Clock
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import QueueKind
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
-from weir.platform.vocabulary import QueueKind
 
 log = logging.getLogger("weir.scheduler")
 IDLE_MS = 1000  # the longest sleep: a safety net for wake-ups from other processes

@@ -15,35 +15,35 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
-from weir.platform import ingest_workers
-from weir.platform.app_sync_client import request_sync, retry_delays
-from weir.platform.clock import Clock, SystemClock
 from weir.platform.connect.gateway import Gateway
 from weir.platform.connect.transport import ConnectTransport
-from weir.platform.executor import ai
+from weir.platform.executor import ai_infer as ai
 from weir.platform.executor.driver import TURNS_TO_SEND, Driver
-from weir.platform.executor.http import AppClient
+from weir.platform.executor.http.client import AppClient
+from weir.platform.executor.sync_request import request_sync, retry_delays
+from weir.platform.foundation.clock import Clock, SystemClock
+from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
 from weir.platform.functions import parse_sync
-from weir.platform.ingest import IncomingEvent, parse_body
+from weir.platform.ingest import workers as ingest_workers
+from weir.platform.ingest.validate import IncomingEvent, parse_body
 from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
-from weir.platform.runtime import ai_steps, continuation, cron, events, finish_hooks, runs, timers
+from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
+from weir.platform.runtime.steps import ai_infer as ai_steps
 from weir.platform.runtime.sync_apply import apply_sync, remove_app
 from weir.platform.runtime.tx import Tx
 from weir.platform.scheduler import Scheduler
 from weir.platform.settings import Settings
-from weir.platform.store import catalog
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database, is_sqlite, make_engine, on_rollback
-from weir.platform.store.dialect import CATALOG, WAKE
-from weir.platform.store.listen import Listener
+from weir.platform.store.listen import Listener, wake_and_catalog
 from weir.platform.store.migrate import upgrade
-from weir.platform.vocabulary import QueueKind, RunStatus, SystemEvent
+from weir.platform.store.records import catalog
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
@@ -252,8 +252,7 @@ class Platform:
 
     # -- several processes on one PostgreSQL ---------------------------------------------------
     def _listener(self) -> Listener:
-        handlers = {WAKE: self.scheduler.wake, CATALOG: self._reload_soon}
-        return Listener(self.settings.database_url, handlers)
+        return wake_and_catalog(self.settings.database_url, self.scheduler.wake, self._reload_soon)
 
     def _reload_soon(self) -> None:
         """Another process synced: reload once (notifications arriving meanwhile fold in)."""

@@ -13,18 +13,10 @@ serve(fastapi_app, weir)  # at /api/inngest
 Reference: docs/sdk.md. A bare `§N` in this package cites docs/protocol.md §N.
 """
 
-from ._client import Weir
-from ._context import Context, ContextSync
-from ._errors import (
-    InvalidFunctionsError,
-    NonRetriableError,
-    RetryAfterError,
-    SendEventsError,
-    StepError,
-)
-from ._event import Event
-from ._function import Function
-from ._options import (
+from weir.sdk._client import Weir
+from weir.sdk._context import Context, ContextSync
+from weir.sdk._declaring.function import Function
+from weir.sdk._declaring.options import (
     Batch,
     Cancel,
     Checkpoint,
@@ -38,10 +30,18 @@ from ._options import (
     Throttle,
     Timeouts,
 )
-from ._scopes import Scope
-from ._serve import asgi_app, serve
-from ._steps import Step, StepSync
-from ._triggers import TriggerCron, TriggerEvent
+from weir.sdk._declaring.scopes import Scope
+from weir.sdk._declaring.triggers import TriggerCron, TriggerEvent
+from weir.sdk._errors import (
+    InvalidFunctionsError,
+    NonRetriableError,
+    RetryAfterError,
+    SendEventsError,
+    StepError,
+)
+from weir.sdk._event import Event
+from weir.sdk._serve import asgi_app, serve
+from weir.sdk._steps.steps import Step, StepSync
 
 __all__ = [
     "Batch",

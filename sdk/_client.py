@@ -6,12 +6,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
-
-from ._config import resolve
-from ._endpoint import AppSpec, Endpoint
-from ._event import Event
-from ._function import Compiled, Function, FunctionOptions
-from ._options import (
+from weir.sdk._declaring.config import resolve
+from weir.sdk._declaring.function import Compiled, Function, FunctionOptions
+from weir.sdk._declaring.options import (
     Batch,
     Cancel,
     Checkpoint,
@@ -25,11 +22,13 @@ from ._options import (
     Throttle,
     Timeouts,
 )
-from ._problems import raise_if_any
-from ._scopes import Scope
-from ._sender import EventSender
-from ._stepops import event_list
-from ._triggers import Trigger
+from weir.sdk._declaring.problems import raise_if_any
+from weir.sdk._declaring.scopes import Scope
+from weir.sdk._declaring.triggers import Trigger
+from weir.sdk._event import Event
+from weir.sdk._sender import EventSender
+from weir.sdk._serving.endpoint import AppSpec, Endpoint
+from weir.sdk._steps.stepops import event_list
 
 Handler = Callable[..., Any]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._event import Event
-from ._logs import ReplayLogger
-from ._steps import Step, StepSync
+from weir.sdk._event import Event
+from weir.sdk._logs import ReplayLogger
+from weir.sdk._steps.steps import Step, StepSync
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ._durations import now_utc
+from weir.sdk._durations import now_utc
 
 
 class NonRetriableError(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._config import Settings
+from weir.sdk._declaring.config import Settings
 
 VERSION = "0.1.0"
 SDK_HEADER = f"weir-py:v{VERSION}"  # header form: `<sdk>-<language>:v<version>`

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._errors import CodedError
+from weir.sdk._errors import CodedError
 
 log = logging.getLogger("weir.sdk")
 FUNCTION_LOG = logging.getLogger("weir.sdk.function")

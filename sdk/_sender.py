@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
-
-from ._config import Settings
-from ._errors import SendEventsError
-from ._event import Event
-from ._identity import outgoing_headers
+from weir.sdk._declaring.config import Settings
+from weir.sdk._errors import SendEventsError
+from weir.sdk._event import Event
+from weir.sdk._identity import outgoing_headers
 
 ATTEMPTS = 5
 _NO_KEY = "NO_EVENT_KEY_SET"

@@ -9,11 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from ._client import Weir
-from ._endpoint import Endpoint
-from ._function import Function
-from ._http import HttpRequest, HttpResponse
+from weir.sdk._client import Weir
+from weir.sdk._declaring.function import Function
+from weir.sdk._serving.endpoint import Endpoint
+from weir.sdk._serving.http import HttpRequest, HttpResponse
 
 DEFAULT_PATH = "/api/inngest"
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ._errors import InvalidFunctionsError
-from ._options import Lane
-from ._problems import Problems, raise_if_any
+from weir.sdk._declaring.options import Lane
+from weir.sdk._declaring.problems import Problems, raise_if_any
+from weir.sdk._errors import InvalidFunctionsError
 
 URL_PARAM = "weir"
 F = TypeVar("F")

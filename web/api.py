@@ -6,8 +6,8 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from weir.platform.api import run_reads
 from weir.platform.api.deps import platform
+from weir.platform.foundation.vocabulary import ENDED
 from weir.platform.service import Platform
-from weir.platform.vocabulary import ENDED
 from weir.web import data
 
 router = APIRouter(prefix="/ui/api", include_in_schema=False)

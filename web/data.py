@@ -6,14 +6,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from weir.platform.api import run_reads
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
 from weir.platform.functions.describe import describe_function, describe_trigger
-from weir.platform.reads import bulk, catalog, events, scopes
+from weir.platform.reads import bulk, events, load, scopes
 from weir.platform.reads.records import Capacity, EventPage, RunPage
 from weir.platform.registry import Function
-from weir.platform.runtime import rate_capacities
+from weir.platform.runtime.capacity import rates as rate_capacities
 from weir.platform.runtime.scopes import of_function
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
 from weir.web import display
 
 
@@ -40,7 +40,7 @@ async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[s
     now = weir.clock.now_ms()
     page = _run_page(weir, wanted, now, limit)
     listing = await run_reads.run_listing(weir, page)
-    apps = await weir.read(catalog.apps)
+    apps = await weir.read(load.apps)
     rows, names, states = listing.runs, listing.event_names, listing.states
     app_names = {a.id: a.name for a in apps}
     last = rows[-1] if listing.full else None
@@ -119,9 +119,9 @@ async def event_list(
 
 async def function_cards(weir: Platform) -> list[dict[str, Any]]:
     now = weir.clock.now_ms()
-    load = await weir.read(lambda c: catalog.function_load(c, now))
+    used = await weir.read(lambda c: load.function_load(c, now))
     stored = {c.id: c for c in await weir.read(scopes.capacities)}
-    app_names = {a.id: a.name for a in load.apps}
+    app_names = {a.id: a.name for a in used.apps}
     fns = sorted(
         weir.registry.by_slug.values(), key=lambda f: (app_names.get(f.app_id, ""), f.slug)
     )
@@ -135,8 +135,8 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
             "triggers": [describe_trigger(t) for t in fn.config.triggers],
             # the options (flow control, cancel-on, timeouts, retries): the lines after them
             "options": describe_function(fn.config)[len(fn.config.triggers) :],
-            "backlog": load.backlog.get(fn.id, 0),
-            "slots": load.slots_of(fn.id),
+            "backlog": used.backlog.get(fn.id, 0),
+            "slots": used.slots_of(fn.id),
             "capacities": _capacities(fn, stored),
         }
         for fn in fns
@@ -173,7 +173,7 @@ def _capacities(fn: Function, stored: dict[str, Capacity]) -> list[dict[str, Any
 
 
 async def app_cards(weir: Platform) -> list[dict[str, Any]]:
-    apps = await weir.read(catalog.apps)
+    apps = await weir.read(load.apps)
     counts: dict[str, int] = {}
     for fn in weir.registry.by_slug.values():
         counts[fn.app_id] = counts.get(fn.app_id, 0) + 1

@@ -8,11 +8,16 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from weir.platform.foundation.vocabulary import (
+    SYSTEM_EVENT_PREFIX,
+    EventEffect,
+    EventOutcome,
+    RunStatus,
+)
 from weir.platform.reads.events import EventSummary
 from weir.platform.reads.records import EventRun, Outcome, Run
 from weir.platform.reads.run_state import RunState
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, EventEffect, EventOutcome, RunStatus
 
 STATUSES = tuple(RunStatus)  # the runs page's filter, in lifecycle order
 RANGES = {"15m": 15 * 60_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000}

@@ -4,9 +4,9 @@ with its function, the run it touched and the rule that decided, and its payload
 import json
 from typing import Any
 
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.platform.reads.events import Effect, EventEffects
 from weir.platform.service import Platform
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.web import display
 
 

@@ -6,12 +6,12 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from weir.platform.api import run_reads
 from weir.platform.api.deps import platform
-from weir.platform.reads import catalog, events
+from weir.platform.reads import events, load
 from weir.platform.registry import Function
 from weir.platform.service import Platform
 from weir.web import data, display, event_detail, lane_pages, playground, run_detail
 from weir.web.errors import NotFound
-from weir.web.login import protect_form
+from weir.web.forms.login import protect_form
 from weir.web.render import page
 
 router = APIRouter(include_in_schema=False)
@@ -54,7 +54,7 @@ async def run_page(request: Request, run_id: str, weir: Platform = Depends(platf
     view = await run_reads.run_view(weir, run_id)
     if view is None:
         raise NotFound("Run not found", f"There is no run with id {run_id!r}.")
-    apps = {a.id: a.name for a in await weir.read(catalog.apps)}
+    apps = {a.id: a.name for a in await weir.read(load.apps)}
     return page(request, "run.html", **run_detail.context(weir, view, apps))
 
 

@@ -5,11 +5,11 @@ timeline, every attempt of every step with its error and stack, and the runs it 
 import json
 from typing import Any
 
+from weir.platform.foundation.vocabulary import WRAPPED_MEMO_OPS, RunStateKind, RunStatus
 from weir.platform.reads.records import RunLink, Step
 from weir.platform.reads.run_state import RunState
 from weir.platform.reads.runs import Attempt, RunView
 from weir.platform.service import Platform
-from weir.platform.vocabulary import WRAPPED_MEMO_OPS, RunStateKind, RunStatus
 from weir.web import display, timeline
 
 STATE_TITLES = {

@@ -4,8 +4,8 @@ Both the login pages and every rendered page need these, so they sit below both.
 """
 
 from fastapi import Request
-from weir.platform.api import sessions
-from weir.platform.api.auth import Auth, Credential
+from weir.platform.security import sessions
+from weir.platform.security.auth import Auth, Credential
 
 
 def auth_of(request: Request) -> Auth | None:

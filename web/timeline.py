@@ -6,9 +6,9 @@ template only sets `left` and `width`; no layout happens in the browser.
 
 from dataclasses import dataclass
 
+from weir.platform.foundation.vocabulary import RAN_OPS, HistoryKind, RunStateKind, StepStatus
 from weir.platform.reads.records import CallOp, HistoryEntry, Run
 from weir.platform.reads.runs import Attempt, RunView
-from weir.platform.vocabulary import RAN_OPS, HistoryKind, RunStateKind, StepStatus
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick

@@ -2,7 +2,9 @@
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from weir.web import actions, api, capacity_actions, errors, lane_pages, login, pages
+from weir.web import api, errors, lane_pages, pages
+from weir.web.forms import actions, login
+from weir.web.forms import capacity as capacity_actions
 from weir.web.render import HERE
 
 

@@ -6,26 +6,27 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from weir.platform import banner, cli
 from weir.platform.api import (
     actions,
-    auth,
     capacity,
     connect,
     events,
     gql,
     health,
-    lanes,
+    memo_api,
     register,
-    run_state,
     simulate,
     v1,
 )
-from weir.platform.api.budget import BodyBudget
-from weir.platform.api.guard import RequestGuard
-from weir.platform.api.headers import SecurityHeaders
+from weir.platform.api import fifo_lanes as lanes
 from weir.platform.api.metrics import router as metrics_router
-from weir.platform.clock import Clock
+from weir.platform.cli import banner
+from weir.platform.cli import main as cli
+from weir.platform.foundation.clock import Clock
+from weir.platform.security import auth
+from weir.platform.security.budget import BodyBudget
+from weir.platform.security.guard import RequestGuard
+from weir.platform.security.headers import SecurityHeaders
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
 from weir.web import ui
@@ -54,7 +55,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         actions.router,
         capacity.router,
         lanes.router,
-        run_state.router,
+        memo_api.router,
         gql.router,
         connect.router,
     )

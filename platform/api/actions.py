@@ -7,11 +7,11 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
-from weir.platform.ingest import MAX_EVENT_BYTES, EventError
-from weir.platform.reads import bulk, catalog, events
+from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
+from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1")
@@ -195,13 +195,13 @@ async def move_app(name: str, request: Request, weir: Platform = Depends(platfor
 
 async def move(weir: Platform, name: str, url: str) -> tuple[int, str]:
     """Sync the app `name` from `url`: (200, "") or (status, what went wrong)."""
-    before = await weir.read(catalog.apps)
+    before = await weir.read(load.apps)
     if not any(a.name == name for a in before):
         return 404, f"no app named {name!r}"
     error = await weir.sync_url(url)
     if error:
         return 409, f"the sync from {url} failed: {error}"
-    after = {a.name: a.url for a in await weir.read(catalog.apps)}
+    after = {a.name: a.url for a in await weir.read(load.apps)}
     if after.get(name) != url:
         found = [n for n, u in after.items() if u == url]
         other = f"synced as the app {found[0]!r}" if found else "did not sync as this app"

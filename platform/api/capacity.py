@@ -15,11 +15,11 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.auth import Credential
 from weir.platform.api.deps import platform
 from weir.platform.reads import scopes
 from weir.platform.reads.records import Capacity, Change
-from weir.platform.runtime import capacities
+from weir.platform.runtime.capacity import live as capacities
+from weir.platform.security.auth import Credential
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/capacity")

@@ -1,7 +1,7 @@
 """Connect (docs/protocol.md §13): the session start, the workers' WebSocket, reply flushes.
 
 Start mode guards `/v0/connect/start` and `/v0/connect/flush` like the SDK's other calls
-(the signing key as Bearer, api/auth.py); the socket itself is admitted by the one-time
+(the signing key as Bearer, security/auth.py); the socket itself is admitted by the one-time
 session token the start handed out, which the worker sends in its first message.
 """
 
@@ -10,11 +10,11 @@ import contextlib
 from fastapi import APIRouter, Depends, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
 from weir.platform.connect import wire
 from weir.platform.connect.gateway import PROTOCOL, SocketClosed
 from weir.platform.executor.response import MAX_RESPONSE_BYTES
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter()

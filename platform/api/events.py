@@ -3,9 +3,9 @@
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
-from weir.platform.ingest import MAX_EVENT_BYTES, MAX_EVENTS, EventError
+from weir.platform.ingest.validate import MAX_EVENT_BYTES, MAX_EVENTS, EventError
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter()

@@ -25,15 +25,8 @@ from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLResolveInfo
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
-from weir.platform.functions.describe import describe_trigger
-from weir.platform.reads import events, runs
-from weir.platform.reads.records import HistoryEntry, Run, Step
-from weir.platform.reads.runs import RunView
-from weir.platform.registry import Function
-from weir.platform.service import Platform
-from weir.platform.vocabulary import (
+from weir.platform.foundation.vocabulary import (
     ENDED,
     WRAPPED_MEMO_OPS,
     HistoryKind,
@@ -41,6 +34,13 @@ from weir.platform.vocabulary import (
     RunStatus,
     StepStatus,
 )
+from weir.platform.functions.describe import describe_trigger
+from weir.platform.reads import events, runs
+from weir.platform.reads.records import HistoryEntry, Run, Step
+from weir.platform.reads.runs import RunView
+from weir.platform.registry import Function
+from weir.platform.security.bodies import BodyTooLarge, read_capped
+from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v0")
 MAX_QUERY_BYTES = 1024 * 1024

@@ -5,7 +5,7 @@ answers and the scheduler runs."""
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from weir.platform.api.deps import platform
-from weir.platform.reads.health import store_answers
+from weir.platform.reads.load import store_answers
 from weir.platform.service import Platform
 
 router = APIRouter()

@@ -4,11 +4,12 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
-from weir.platform import app_hosts, jsonvalues
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
+from weir.platform.executor import app_hosts
+from weir.platform.foundation import jsonvalues
 from weir.platform.functions import SyncError
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter()

@@ -7,15 +7,15 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
-from weir.platform.api.bodies import BodyTooLarge, read_capped
 from weir.platform.api.deps import platform
+from weir.platform.foundation.vocabulary import RunStatus, StepStatus
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
 from weir.platform.reads.run_state import RunState
 from weir.platform.reads.runs import RunLinks
 from weir.platform.runtime.rerun import RerunError
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
-from weir.platform.vocabulary import RunStatus, StepStatus
 
 router = APIRouter(prefix="/v1")
 V1_STATUS = {

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from weir.platform.connect import wire
 from weir.platform.connect.wire import Kind, Message
+from weir.platform.foundation.record_type import record
 from weir.platform.functions import CONNECT_URL, SyncError
-from weir.platform.records import record
 
 log = logging.getLogger("weir.connect")
 

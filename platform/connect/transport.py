@@ -3,7 +3,7 @@ into the HTTP response the same SDK would have sent (docs/protocol.md §13.4).""
 
 from weir.platform.connect.gateway import Gateway, NoAnswer, Target
 from weir.platform.connect.wire import Reply, ReplyStatus
-from weir.platform.executor.http import TransportError
+from weir.platform.executor.http.client import TransportError
 from weir.platform.executor.response import RawResponse
 from weir.platform.executor.transport import AppRequest
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import field
 from enum import IntEnum
 
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 

@@ -8,7 +8,7 @@ the client exception as the cause; only the sentence is stored, logged and shown
 import socket
 
 import aiohttp
-from weir.platform.executor.lean_http import ConnectFailed
+from weir.platform.executor.http.lean import ConnectFailed
 from weir.platform.executor.response import AttemptFailed, RawResponse, failed
 
 NOT_SDK_HINT = "is the URL the SDK's serve path (by default /api/inngest)?"

@@ -16,11 +16,9 @@ from dataclasses import replace
 from typing import Any, cast
 
 import rfc8785
-from sqlalchemy import Connection, select
-from weir.platform import ingest_workers
-from weir.platform.clock import Clock
-from weir.platform.executor import app_errors, limits, signing, trust
-from weir.platform.executor.http import AppClient, Redirected, TransportError
+from sqlalchemy import Connection
+from weir.platform.executor import answer_limits, app_errors, signing, trust
+from weir.platform.executor.http.client import AppClient, Redirected, TransportError
 from weir.platform.executor.memos import MemoCache
 from weir.platform.executor.request import (
     CallState,
@@ -43,16 +41,19 @@ from weir.platform.executor.response import (
     failed,
 )
 from weir.platform.executor.transport import AppRequest, Transport
+from weir.platform.foundation.clock import Clock
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import QueueKind
 from weir.platform.functions import is_connect_url
-from weir.platform.ingest import LARGE_EVENT_BYTES
-from weir.platform.records import record
+from weir.platform.ingest import workers as ingest_workers
+from weir.platform.ingest.validate import LARGE_EVENT_BYTES
 from weir.platform.registry import Function, Registry
-from weir.platform.store import event_records, fifo, run_records
 from weir.platform.store import queue as q
 from weir.platform.store.database import Database
-from weir.platform.store.run_records import Run
-from weir.platform.store.schema import runs
-from weir.platform.vocabulary import QueueKind, RunStatus
+from weir.platform.store.flow import fifo_lanes as fifo
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run
 
 log = logging.getLogger("weir.executor")
 
@@ -251,7 +252,7 @@ class Driver:
         process sharing the store."""
         if self._calls:
             run_ids = list(self._calls)
-            for run_id in await self.db.read(lambda c: cancelled_among(c, run_ids)):
+            for run_id in await self.db.read(lambda c: run_records.cancelled_among(c, run_ids)):
                 self.abort(run_id)
 
     def calling(self, run_id: str) -> bool:
@@ -395,12 +396,12 @@ class Driver:
         self, raw: RawResponse, state: CallState, sent: trust.Sent, keys: tuple[str, ...]
     ) -> Outcome:
         """The answer as an outcome: only if signed for this request (start mode), and within
-        the size limits."""
+        the size answer_limits."""
         refused = trust.unverified(raw, keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused
         outcome = classify(raw, self.clock.now_ms())
-        return limits.enforce(outcome, state.run.state_bytes, answer_bytes=len(raw.body))
+        return answer_limits.enforce(outcome, state.run.state_bytes, answer_bytes=len(raw.body))
 
     def _headers(self, item: q.Claimed, body: bytes, fences: dict[str, int]) -> dict[str, str]:
         headers = {
@@ -415,11 +416,6 @@ class Driver:
             seconds = self.clock.now_ms() // 1000
             headers["x-inngest-signature"] = signing.sign(body, self.signing_key, seconds)
         return headers
-
-
-def cancelled_among(conn: Connection, run_ids: list[str]) -> list[str]:
-    query = select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.status == RunStatus.CANCELLED)
-    return [str(row.id) for row in conn.execute(query)]
 
 
 def unsendable(exc: Exception) -> AttemptFailed:

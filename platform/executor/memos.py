@@ -12,10 +12,10 @@ import threading
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection
-from weir.platform.records import record
-from weir.platform.store import step_records
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import Step
+from weir.platform.foundation.record_type import record
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import Step
 
 RUNS_KEPT = 256  # about the calls in flight at once, and their runs' next calls
 STATE_BYTES_KEPT = 16 * 1024  # a run that stores more is read whole at each call

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.expressions import check_expression
-from weir.platform import jsonvalues
-from weir.platform.executor.ai_opts import AIOptsError, parse_ai_opts
-from weir.platform.functions.durations import parse_duration_ms
-from weir.platform.vocabulary import Opcode
+from weir.platform.executor.ai_options import AIOptsError, parse_ai_opts
+from weir.platform.foundation import jsonvalues
+from weir.platform.foundation.vocabulary import Opcode
+from weir.platform.functions.parse.durations import parse_duration_ms
 
 MAX_ID = 64  # the store's step-id column
 MAX_EVENT_NAME = 512  # as for events sent to Weir

@@ -15,10 +15,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from weir.platform.executor import canonical
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 from weir.platform.registry import Function
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import Step
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import Step
 
 REQUEST_VERSION = 2
 MAX_INLINE_BYTES = 4 * 1024 * 1024  # above this the SDK fetches events and steps itself

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from weir.platform import jsonvalues
 from weir.platform.executor.opchecks import OpError, check_op, wake_time
-from weir.platform.records import record
-from weir.platform.vocabulary import Opcode
+from weir.platform.foundation import jsonvalues
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import Opcode
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 KNOWN_OPS = frozenset(

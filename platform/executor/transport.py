@@ -8,7 +8,7 @@ URL (`wss://connect?…`) is called over its worker's socket through `Transport.
 from typing import Protocol
 
 from weir.platform.executor.response import RawResponse
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 from weir.platform.registry import Function
 
 

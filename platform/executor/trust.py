@@ -16,7 +16,7 @@ weir.sdk (registered as `weir-…`) also signs the request's own signature into
 
 from weir.platform.executor import signing
 from weir.platform.executor.response import AttemptFailed, RawResponse, failed
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 
 WINDOW_S = 300  # as Inngest's own signature checks: five minutes either way
 

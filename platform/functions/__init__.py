@@ -20,9 +20,9 @@ from weir.platform.functions.config import (
     Trigger,
 )
 from weir.platform.functions.connect_url import CONNECT_URL, is_connect_url
-from weir.platform.functions.durations import parse_duration_ms
 from weir.platform.functions.matching import trigger_patterns
-from weir.platform.functions.sync_parse import parse_sync
+from weir.platform.functions.parse.durations import parse_duration_ms
+from weir.platform.functions.parse.sync import parse_sync
 
 __all__ = [
     "CONNECT_URL",

@@ -157,7 +157,7 @@ class FunctionConfig:
     timeouts: Timeouts | None = None
     lane: Lane | None = None
     rolling_windows: tuple[RollingWindow, ...] = ()
-    scopes: tuple[ScopeLimit, ...] = ()  # Weir-only (functions/scopes.py)
+    scopes: tuple[ScopeLimit, ...] = ()  # Weir-only (functions/parse/scopes.py)
     app_limit: int | None = None  # Weir-only: slots shared by the app's functions declaring it
     # A plain dict so it stays JSON-serialisable; left out of the hash since dicts have none.
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)

@@ -8,7 +8,7 @@ URL over the worker's socket instead of HTTP.
 from typing import Any
 from urllib.parse import urlsplit
 
-from weir.platform.jsonvalues import control_char
+from weir.platform.foundation.jsonvalues import control_char
 
 CONNECT_URL = "wss://connect"
 

@@ -21,7 +21,7 @@ from weir.platform.functions.config import (
     Timeouts,
     Trigger,
 )
-from weir.platform.functions.durations import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS
+from weir.platform.functions.parse.durations import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS
 
 _SPAN_UNITS = ((DAY_MS, "d"), (HOUR_MS, "h"), (MINUTE_MS, "min"), (SECOND_MS, "s"))
 _SHARED = {"env": ", shared across the environment", "account": ", shared across the account"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
-from weir.platform.records import record
 
 GATE = "batching"
 FlushCause = Literal["full", "timeout"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import MS_PER_DAY, require_range
-from weir.platform.records import record
 
 MAX_ENTRIES = 5
 DEFAULT_TIMEOUT_MS = 365 * MS_PER_DAY  # a subscription must expire some day

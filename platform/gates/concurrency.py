@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import WaitReason, key_text, require_range
-from weir.platform.records import record
 
 GATE = "concurrency"
 MAX_LIMITS = 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
     MS_PER_S,
@@ -17,7 +18,6 @@ from weir.platform.gates.decisions import (
     require_range,
     wait_until,
 )
-from weir.platform.records import record
 
 GATE = "debounce"
 MAX_PERIOD_MS = 7 * MS_PER_DAY

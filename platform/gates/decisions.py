@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 
 MS_PER_S = 1_000
 MS_PER_MIN = 60 * MS_PER_S

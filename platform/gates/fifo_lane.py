@@ -4,8 +4,8 @@ waits, naming the lane's key and the run that holds it."""
 
 from __future__ import annotations
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import WaitReason, key_text
-from weir.platform.records import record
 
 GATE = "lane"
 

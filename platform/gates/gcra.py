@@ -10,8 +10,8 @@ in ms are rounded up for the same reason.
 
 from __future__ import annotations
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import require_range
-from weir.platform.records import record
 
 
 @record(slots=True)

@@ -6,8 +6,8 @@ supplies the key text. An expired record counts as absent.
 
 from __future__ import annotations
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import MS_PER_DAY, SkipReason, clock_text, key_text
-from weir.platform.records import record
 
 GATE = "idempotency"
 TTL_MS = MS_PER_DAY

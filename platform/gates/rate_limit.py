@@ -6,6 +6,7 @@ and the sustained rate is exactly `limit` per `period`.
 
 from __future__ import annotations
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import (
     MS_PER_H,
@@ -15,7 +16,6 @@ from weir.platform.gates.decisions import (
     key_text,
     require_range,
 )
-from weir.platform.records import record
 
 GATE = "rate_limit"
 MAX_PERIOD_MS = 24 * MS_PER_H

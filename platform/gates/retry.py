@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import MS_PER_H, MS_PER_MIN, MS_PER_S, require_range
-from weir.platform.records import record
 
 DEFAULT_RETRIES = 4
 MAX_RETRIES = 20

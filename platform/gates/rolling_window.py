@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
     MS_PER_S,
@@ -31,7 +32,6 @@ from weir.platform.gates.decisions import (
     key_text,
     require_range,
 )
-from weir.platform.records import record
 
 GATE = "rolling_window"
 MAX_LIMIT = 100_000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import SkipReason, key_text
-from weir.platform.records import record
 
 GATE = "singleton"
 Mode = Literal["skip", "cancel"]

@@ -23,10 +23,10 @@ only get later, so no limit is ever exceeded).
 
 from __future__ import annotations
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
 from weir.platform.gates.rolling_window import WindowRule
-from weir.platform.records import record
 
 GATE = "throttle"
 # How late a start may be claimed after the moment the throttle allows it without the starts

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from weir.platform.foundation.record_type import record
 from weir.platform.gates.decisions import clock_text, require_range
-from weir.platform.records import record
 
 Which = Literal["start", "finish"]
 

@@ -3,7 +3,7 @@
 from alembic import context
 from sqlalchemy import Connection
 from weir.platform.store.database import make_engine
-from weir.platform.store.schema import metadata
+from weir.platform.store.engine.schema import metadata
 
 
 def _run(connection: Connection) -> None:

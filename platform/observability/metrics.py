@@ -10,9 +10,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.platform.observability import notes as n
-from weir.platform.store.stats import StoreStats
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX
+from weir.platform.store.views.stats import StoreStats
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)

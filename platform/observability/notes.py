@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 
 EVENT_ACCEPTED = "event.accepted"
 RUN_STARTED = "run.started"

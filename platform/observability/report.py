@@ -4,10 +4,10 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from weir.platform.foundation.vocabulary import Opcode, RunStatus
 from weir.platform.observability import logs
 from weir.platform.observability import notes as n
 from weir.platform.observability.metrics import Metrics
-from weir.platform.vocabulary import Opcode, RunStatus
 
 log = logging.getLogger("weir.runs")
 QUIET = logging.DEBUG

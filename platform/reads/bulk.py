@@ -1,9 +1,9 @@
 """The runs a bulk action would touch: every active run matching a filter, newest first."""
 
 from sqlalchemy import Connection
-from weir.platform.store import queries
-from weir.platform.store.queries import RunPage
-from weir.platform.vocabulary import ENDED, RunStatus
+from weir.platform.foundation.vocabulary import ENDED, RunStatus
+from weir.platform.store.views import queries
+from weir.platform.store.views.queries import RunPage
 
 ACTIVE: tuple[RunStatus, ...] = tuple(s for s in RunStatus if s not in ENDED)
 MAX_BULK = 10_000  # runs one bulk request may touch; a larger set is asked for again

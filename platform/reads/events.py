@@ -3,14 +3,16 @@
 from collections.abc import Mapping
 
 from sqlalchemy import Connection
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import EventEffect, EventOutcome
 from weir.platform.reads.run_state import RunState, run_states
-from weir.platform.records import record
-from weir.platform.store import event_records, queries, run_facts, run_records
-from weir.platform.store.event_records import Outcome, StoredEvent
-from weir.platform.store.queries import EventPage, EventRun
-from weir.platform.store.run_facts import RunLink
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import EventEffect, EventOutcome
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.events import Outcome, StoredEvent
+from weir.platform.store.records.runs import Run
+from weir.platform.store.views import queries, run_facts
+from weir.platform.store.views.queries import EventPage, EventRun
+from weir.platform.store.views.run_facts import RunLink
 
 
 def event(conn: Connection, event_id: str) -> StoredEvent | None:

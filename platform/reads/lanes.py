@@ -8,9 +8,9 @@ import base64
 import json
 
 from sqlalchemy import Connection
-from weir.platform.records import record
-from weir.platform.store import lane_reads
-from weir.platform.store.lane_reads import LaneRow, Member, RunBrief
+from weir.platform.foundation.record_type import record
+from weir.platform.store.views import fifo_lanes as lane_reads
+from weir.platform.store.views.fifo_lanes import LaneRow, Member, RunBrief
 
 __all__ = ["LanePage", "LaneRow", "Member", "MemberPage", "Owner", "RunBrief"]
 

@@ -1,13 +1,13 @@
 """The store's immutable records, as the read models hand them out."""
 
-from weir.platform.store.capacity import Capacity, Change
-from weir.platform.store.catalog import App
-from weir.platform.store.event_records import Outcome, StoredEvent
-from weir.platform.store.queries import EventPage, EventRun, RunPage, SlotUse
-from weir.platform.store.run_facts import RunLink
-from weir.platform.store.run_records import Run
-from weir.platform.store.stats import StoreStats
-from weir.platform.store.step_records import CallOp, HistoryEntry, Step
+from weir.platform.store.flow.capacity import Capacity, Change
+from weir.platform.store.records.catalog import App
+from weir.platform.store.records.events import Outcome, StoredEvent
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import CallOp, HistoryEntry, Step
+from weir.platform.store.views.queries import EventPage, EventRun, RunPage, SlotUse
+from weir.platform.store.views.run_facts import RunLink
+from weir.platform.store.views.stats import StoreStats
 
 __all__ = [
     "App",

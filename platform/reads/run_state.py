@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.records import record
-from weir.platform.store import run_facts
-from weir.platform.store.run_facts import CallFacts, RunItem, RunLink
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import HistoryEntry
-from weir.platform.vocabulary import HistoryKind, RunStateKind, RunStatus
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import HistoryKind, RunStateKind, RunStatus
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import HistoryEntry
+from weir.platform.store.views import run_facts
+from weir.platform.store.views.run_facts import CallFacts, RunItem, RunLink
 
 DISCOVERY = "step"  # the step id of a call that runs the function from the top
 # `runs.waiting` gates with a state of their own; any other gate is shown generically.

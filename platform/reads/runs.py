@@ -6,26 +6,29 @@ from dataclasses import field, replace
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import (
+    RAN_OPS,
+    WRAPPED_MEMO_OPS,
+    HistoryKind,
+    Opcode,
+    StepStatus,
+)
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
 from weir.platform.reads import scopes
 from weir.platform.reads.run_state import RunState, run_state, run_states
-from weir.platform.records import record
 from weir.platform.registry import Function
-from weir.platform.store import (
-    event_records,
-    fifo,
-    queries,
-    run_facts,
-    run_records,
-    step_records,
-)
-from weir.platform.store.event_records import StoredEvent
-from weir.platform.store.queries import RunPage
-from weir.platform.store.run_facts import RunLink
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import CallOp, HistoryEntry, Step
-from weir.platform.vocabulary import RAN_OPS, WRAPPED_MEMO_OPS, HistoryKind, Opcode, StepStatus
+from weir.platform.store.flow import fifo_lanes as fifo
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records.events import StoredEvent
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import CallOp, HistoryEntry, Step
+from weir.platform.store.views import queries, run_facts
+from weir.platform.store.views.queries import RunPage
+from weir.platform.store.views.run_facts import RunLink
 
 DISCOVERY = "step"
 

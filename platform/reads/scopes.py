@@ -4,11 +4,11 @@ slot, and every capacity with its drift and how many slots it has in use."""
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.records import record
-from weir.platform.store import capacity
+from weir.platform.foundation.record_type import record
 from weir.platform.store import queue as q
-from weir.platform.store.capacity import Capacity, Change
-from weir.platform.store.run_records import Run
+from weir.platform.store.flow import capacity
+from weir.platform.store.flow.capacity import Capacity, Change
+from weir.platform.store.records.runs import Run
 
 GATE = "concurrency"
 

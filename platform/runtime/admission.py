@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 from weir.expressions import BudgetExceeded, Expression, NotHeld, key_hash
+from weir.platform.foundation.ids import new_id
+from weir.platform.foundation.vocabulary import EventOutcome, SystemEvent
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
-from weir.platform.ids import new_id
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import flow, scopes
 from weir.platform.runtime.flow import gate_io
 from weir.platform.runtime.flow.candidate import Candidate
-from weir.platform.runtime.invoke import fail_invoke
 from weir.platform.runtime.keys import (
     Foresight,
     condition,
@@ -26,10 +26,10 @@ from weir.platform.runtime.keys import (
     prepare,
 )
 from weir.platform.runtime.runs import RunPlan, create_run
+from weir.platform.runtime.steps.invoke import fail_invoke
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records
 from weir.platform.store.queue import Limit
-from weir.platform.vocabulary import EventOutcome, SystemEvent
+from weir.platform.store.records import events as event_records
 
 
 def admit_event(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:

@@ -2,15 +2,17 @@
 
 from typing import Any
 
+from weir.platform.foundation.ids import id_time_ms
+from weir.platform.foundation.vocabulary import EventOutcome, WaitKind
 from weir.platform.gates import cancel_on
-from weir.platform.ids import id_time_ms
 from weir.platform.runtime.keys import expression_holds
 from weir.platform.runtime.runs import cancel_run, first_event
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, run_records, wait_records
-from weir.platform.store.run_records import Run
-from weir.platform.store.wait_records import NewWait, Wait
-from weir.platform.vocabulary import EventOutcome, WaitKind
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import waits as wait_records
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.waits import NewWait, Wait
 
 
 def subscribe(tx: Tx, run_id: str, event: str, expression: str | None, expires_at: int) -> None:

@@ -5,16 +5,16 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+from weir.platform.foundation.ids import new_id
+from weir.platform.foundation.vocabulary import QueueKind, SystemEvent
 from weir.platform.functions import CronTrigger
-from weir.platform.functions.cron_dow import aps_cron
-from weir.platform.ids import new_id
-from weir.platform.ingest import IncomingEvent, event_payload
+from weir.platform.functions.parse.cron_dow import aps_cron
+from weir.platform.ingest.validate import IncomingEvent, event_payload
 from weir.platform.registry import Function
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records
-from weir.platform.vocabulary import QueueKind, SystemEvent
+from weir.platform.store.records import events as event_records
 
 
 def next_fire_ms(trigger: CronTrigger, after_ms: int) -> int | None:

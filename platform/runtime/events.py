@@ -9,15 +9,17 @@ from collections.abc import Callable
 from typing import Any
 
 from weir.expressions import Expression
-from weir.platform.ids import new_id
-from weir.platform.ingest import IncomingEvent, event_payload
+from weir.platform.foundation.ids import new_id
+from weir.platform.ingest.validate import IncomingEvent, event_payload
 from weir.platform.observability import notes
 from weir.platform.registry import Registry
-from weir.platform.runtime import admission, waits
+from weir.platform.runtime import admission
 from weir.platform.runtime.admission import admit_event
+from weir.platform.runtime.steps import waits
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, wait_records
-from weir.platform.store.wait_records import Wait
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import waits as wait_records
+from weir.platform.store.records.waits import Wait
 
 
 def accept(tx: Tx, incoming: list[IncomingEvent]) -> list[str]:

@@ -9,13 +9,13 @@ admits a singleton run that cancels another), so it goes on until none is left.
 from typing import Any
 
 from weir.platform.executor.driver import parsed_events
+from weir.platform.foundation.vocabulary import EventOutcome, RunStatus, SystemEvent
 from weir.platform.runtime import events, flow
-from weir.platform.runtime.invoke import resolve_parent
 from weir.platform.runtime.runs import NO_FOLLOW_UP, note_effect
+from weir.platform.runtime.steps.invoke import resolve_parent
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import EventOutcome, RunStatus, SystemEvent
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records.runs import Run
 
 
 def settle(tx: Tx) -> None:

@@ -32,7 +32,7 @@ from weir.expressions import (
     stable_key,
 )
 from weir.expressions.held import reads
-from weir.platform.records import record
+from weir.platform.foundation.record_type import record
 
 log = logging.getLogger("weir.runtime")
 _local = threading.local()  # the writer thread's memo of the admission in progress

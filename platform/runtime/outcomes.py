@@ -17,12 +17,20 @@ from weir.platform.executor.response import (
     Timing,
     parse_time,
 )
+from weir.platform.foundation.vocabulary import (
+    HistoryKind,
+    Opcode,
+    QueueKind,
+    RunStatus,
+    StepStatus,
+    SystemEvent,
+)
 from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
 from weir.platform.registry import Function
-from weir.platform.runtime import ai_steps, events, invoke, waits
+from weir.platform.runtime import events
 from weir.platform.runtime.runs import (
     StepResult,
     enqueue_call,
@@ -35,18 +43,14 @@ from weir.platform.runtime.runs import (
     save_results,
     starts_at,
 )
+from weir.platform.runtime.steps import ai_infer as ai_steps
+from weir.platform.runtime.steps import invoke, waits
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import run_records, step_records, wait_records
-from weir.platform.store.run_records import PendingStep, Run
-from weir.platform.vocabulary import (
-    HistoryKind,
-    Opcode,
-    QueueKind,
-    RunStatus,
-    StepStatus,
-    SystemEvent,
-)
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records import waits as wait_records
+from weir.platform.store.records.runs import PendingStep, Run
 
 MAX_STEPS = 1000
 WAIT_DEFAULT_MS = 365 * 24 * 3600 * 1000

@@ -11,12 +11,14 @@ still takes its concurrency keys, throttle slot and priority like any other.
 
 import json
 
-from weir.platform.ids import new_id
+from weir.platform.foundation.ids import new_id
 from weir.platform.runtime.admission import start_run
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.scopes import ScopeKeyError
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, run_records, step_records
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
 
 
 class RerunError(Exception):

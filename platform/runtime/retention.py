@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import logging
 
-from weir.platform.clock import Clock
-from weir.platform.store import retention, rolling_windows
+from weir.platform.foundation.clock import Clock
+from weir.platform.store import retention
 from weir.platform.store.database import Database
+from weir.platform.store.flow import rolling_windows
 
 log = logging.getLogger("weir.retention")
 BATCH = 200  # rows per transaction: a few milliseconds of writer time

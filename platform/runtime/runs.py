@@ -8,16 +8,19 @@ import json
 from dataclasses import field, replace
 from typing import Any
 
-from weir.platform.ids import new_id
+from weir.platform.foundation.ids import new_id
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import EventOutcome, QueueKind, RunStatus, SystemEvent
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
-from weir.platform.records import record
 from weir.platform.registry import Function
 from weir.platform.runtime.tx import Ended, Tx
-from weir.platform.store import event_records, run_records, step_records, wait_records
 from weir.platform.store import queue as q
-from weir.platform.store.run_records import NewRun, Run
-from weir.platform.vocabulary import EventOutcome, QueueKind, RunStatus, SystemEvent
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records import waits as wait_records
+from weir.platform.store.records.runs import NewRun, Run
 
 DISCOVERY = "step"
 # Runs triggered by these emit none (no loops).

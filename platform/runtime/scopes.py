@@ -10,9 +10,9 @@ hashes of the scope's identity, so lanes stay small; the names are what people r
 from typing import Any
 
 from weir.expressions import BudgetExceeded, key_hash
+from weir.platform.foundation.record_type import record
 from weir.platform.functions import FunctionConfig
-from weir.platform.functions.scopes import check_key_text
-from weir.platform.records import record
+from weir.platform.functions.parse.scopes import check_key_text
 from weir.platform.registry import Function
 from weir.platform.runtime.keys import evaluate_key, key_text
 from weir.platform.store.queue import Limit

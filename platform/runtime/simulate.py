@@ -17,19 +17,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
 from weir.platform.functions import EventTrigger
 from weir.platform.gates.decisions import MS_PER_DAY
-from weir.platform.ingest import IncomingEvent
-from weir.platform.records import record
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, queries, run_records
 from weir.platform.store import queue as q
-from weir.platform.store.queries import MAX_PAGE, RunPage
-from weir.platform.store.run_records import Run
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run
 from weir.platform.store.scratch import scratch_engine
-from weir.platform.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
+from weir.platform.store.views import queries
+from weir.platform.store.views.queries import MAX_PAGE, RunPage
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the fake clock's zero
 MAX_EVENTS = 200  # each event costs a few dozen statements, as it does for real

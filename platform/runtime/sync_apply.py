@@ -4,14 +4,16 @@ import hashlib
 import json
 from typing import Any
 
+from weir.platform.foundation.ids import new_id
+from weir.platform.foundation.vocabulary import CapacityKind
 from weir.platform.functions import AppSync, FunctionConfig
-from weir.platform.ids import new_id
 from weir.platform.observability import notes
-from weir.platform.runtime import meters, rate_capacities
+from weir.platform.runtime.capacity import rates as rate_capacities
+from weir.platform.runtime.capacity import shared_meters
 from weir.platform.runtime.scopes import declared
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import capacity, catalog
-from weir.platform.vocabulary import CapacityKind
+from weir.platform.store.flow import capacity
+from weir.platform.store.records import catalog
 
 
 def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
@@ -22,7 +24,7 @@ def apply_sync(tx: Tx, sync: AppSync) -> dict[str, Any]:
         declare_capacities(tx, app.id, sync)  # rows of a store migrated since the last sync
         tx.notes.append(_synced(sync, modified=False))
         return {"ok": True, "modified": False, "app_id": app.id}
-    meters.check_rates(tx.conn, app.id if app is not None else None, sync)
+    shared_meters.check_rates(tx.conn, app.id if app is not None else None, sync)
     app_id = app.id if app is not None else _new_app(tx, sync)
     catalog.record_app_sync(
         tx.conn,

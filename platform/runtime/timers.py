@@ -4,15 +4,16 @@ transaction. Every kind and its handler are in the one table below."""
 
 from collections.abc import Callable
 
-from weir.platform.runtime import cron, invoke, waits
+from weir.platform.foundation.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
+from weir.platform.runtime import cron
 from weir.platform.runtime.admission import admit
 from weir.platform.runtime.flow import batch, debounce, fifo, timeouts
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import resolve_step
+from weir.platform.runtime.steps import invoke, waits
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import step_records
-from weir.platform.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
+from weir.platform.store.records import steps as step_records
 
 Handler = Callable[[Tx, q.Claimed], None]
 

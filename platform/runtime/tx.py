@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection
+from weir.platform.foundation.record_type import record
 from weir.platform.observability.notes import Note
-from weir.platform.records import record
 from weir.platform.registry import Registry
 from weir.platform.store.queue import Claimed
-from weir.platform.store.run_records import Run
+from weir.platform.store.records.runs import Run
 
 
 @record

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
-from weir.platform.store.checkpoint import JOURNAL_SIZE_LIMIT, Checkpointer
-from weir.platform.store.replies import LoopReply, Outcome, Reply, ThreadReply, deliver
+from weir.platform.store.engine.checkpoint import JOURNAL_SIZE_LIMIT, Checkpointer
+from weir.platform.store.engine.replies import LoopReply, Outcome, Reply, ThreadReply, deliver
 
 T = TypeVar("T")
 Job = Callable[[Connection], T]
@@ -138,7 +138,8 @@ class Database:
         self.engine = engine
         sqlite = engine.dialect.name == "sqlite"
         self._max_group = MAX_GROUP if sqlite else PG_GROUP
-        # SQLite: the log is folded into the file by a thread of its own (store/checkpoint.py)
+        # SQLite: the log is folded into the file by a thread of its own
+        # (store/engine/checkpoint.py)
         self.checkpointer = Checkpointer(engine) if sqlite else None
         self._jobs: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         count = 1 if sqlite else PG_WRITERS

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import psycopg
 from weir.platform.store.database import libpq_conninfo
+from weir.platform.store.engine.dialect import CATALOG, WAKE
 
 log = logging.getLogger("weir.store")
 RECONNECT_S = 1.0
@@ -48,3 +49,9 @@ class Listener:
         handler = self.handlers.get(channel)
         if handler is not None:
             handler()
+
+
+def wake_and_catalog(url: str, wake: Callable[[], None], catalog: Callable[[], None]) -> Listener:
+    """The process's listener: `wake` when another process queued work, `catalog` when it
+    changed the synced functions."""
+    return Listener(url, {WAKE: wake, CATALOG: catalog})

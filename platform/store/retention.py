@@ -8,8 +8,15 @@ import json
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, Exists, and_, delete, exists, select
-from weir.platform.store.schema import event_outcomes, event_runs, events, history, runs, steps
-from weir.platform.vocabulary import ENDED
+from weir.platform.foundation.vocabulary import ENDED
+from weir.platform.store.engine.schema import (
+    event_outcomes,
+    event_runs,
+    events,
+    history,
+    runs,
+    steps,
+)
 
 
 def delete_old_runs(conn: Connection, before: int, limit: int) -> int:

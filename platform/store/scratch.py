@@ -4,7 +4,7 @@ runtime (the flow-control playground). Nothing in it is ever written to the real
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 from weir.platform.store.database import _configure_sqlite
-from weir.platform.store.schema import metadata
+from weir.platform.store.engine.schema import metadata
 
 
 def scratch_engine() -> Engine:

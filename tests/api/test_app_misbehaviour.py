@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.app_sync_client import request_sync
-from weir.platform.executor.http import AppClient
+from weir.platform.executor.http.client import AppClient
+from weir.platform.executor.sync_request import request_sync
 from weir.platform.settings import Settings
 
 from tests.api.evil_app import EvilApp

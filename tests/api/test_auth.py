@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.routing import Mount
 from weir.app import create_app
-from weir.platform.api import sessions
 from weir.platform.executor.signing import bearer_hash
+from weir.platform.security import sessions
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function, sync_body

@@ -8,10 +8,10 @@ from urllib.parse import unquote
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform import app_hosts
 from weir.platform.api.events import MAX_BODY
 from weir.platform.api.gql import MAX_QUERY_BYTES
 from weir.platform.api.register import MAX_REGISTER_BYTES
+from weir.platform.executor import app_hosts
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function, sync_body

@@ -15,9 +15,9 @@ from inngest.connect._internal import connect_pb2 as pb
 from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 from weir.app import create_app
-from weir.platform.app_sync_client import request_sync
-from weir.platform.executor.http import AppClient
+from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.signing import bearer_hash
+from weir.platform.executor.sync_request import request_sync
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.api import sessions
+from weir.platform.security import sessions
 
 from tests.api.helpers import LOCAL, function, sync_body
 from tests.api.start_mode import PASSWORD, USER, start_settings

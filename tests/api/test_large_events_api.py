@@ -16,7 +16,7 @@ from weir.expressions._pool import POOL
 from weir.platform import service
 from weir.platform.executor.driver import load_call_state, ready_to_send
 from weir.platform.executor.request import CallState, Unparsed, build_body
-from weir.platform.ingest import LARGE_EVENT_BYTES
+from weir.platform.ingest.validate import LARGE_EVENT_BYTES
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function, store_rows, sync_body

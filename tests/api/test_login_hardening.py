@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.api import lockout, sessions
+from weir.platform.security import lockout, sessions
 
 from tests.api.helpers import LOCAL
 from tests.api.start_mode import PASSWORD, TOKEN, USER, csrf_of, login, start_settings

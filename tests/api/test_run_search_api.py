@@ -6,7 +6,7 @@ SEARCH_WINDOW) so that a handful of runs outgrow it."""
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
-from weir.platform.store import queries
+from weir.platform.store.views import queries
 
 from tests.support.seeded_runs import finished_runs
 

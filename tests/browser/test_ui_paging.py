@@ -5,10 +5,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from sqlalchemy import Engine, insert
-from weir.platform.store import queries
 from weir.platform.store.database import make_engine
+from weir.platform.store.engine.schema import runs
 from weir.platform.store.migrate import upgrade
-from weir.platform.store.schema import runs
+from weir.platform.store.views import queries
 
 T0 = 1_700_000_000_000
 

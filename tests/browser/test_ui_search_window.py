@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
-from weir.platform.store.queries import SEARCH_WINDOW
+from weir.platform.store.views.queries import SEARCH_WINDOW
 
 from tests.browser.browser_support import Server, free_port, screenshot, spawn, stop, submit, until
 from tests.support.seeded_runs import finished_runs

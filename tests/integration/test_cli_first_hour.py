@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 import weir
-from weir.platform.cli import EXAMPLE_PORT
+from weir.platform.cli.main import EXAMPLE_PORT
 
 from tests.integration.harness import AppServer, WeirServer, free_port, wait_until
 

@@ -20,7 +20,7 @@ from weir.app import create_app
 from weir.platform.settings import Settings
 from weir.sdk import Context, RetryAfterError, Weir, serve
 from weir.sdk._client import compile_all
-from weir.sdk._register import register_payload
+from weir.sdk._serving.register import register_payload
 
 from tests.api.helpers import LOCAL
 from tests.support.ports import free_port

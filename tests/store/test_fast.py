@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import literal, select
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
-from weir.platform.store.fast import Fast
+from weir.platform.store.engine.fast import Fast
 
 
 def test_a_dialect_wrapping_its_driver_connection_is_refused() -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from weir.expressions._document import Document
-from weir.platform.store import json_text
+from weir.platform.store.engine import json_text
 
 JSON_VALUES = st.recursive(
     st.none()

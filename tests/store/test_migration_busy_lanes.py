@@ -4,7 +4,7 @@ before it (the counter starts at the highest); going back keeps the busy lanes."
 
 from alembic import command
 from sqlalchemy import Engine, text
-from weir.platform.store import fifo
+from weir.platform.store.flow import fifo_lanes as fifo
 from weir.platform.store.migrate import alembic_config
 
 BUSY, IDLE, FRESH = "b" * 64, "i" * 64, "f" * 64

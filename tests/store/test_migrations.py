@@ -9,8 +9,8 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect
 from weir.platform.store.database import make_engine
+from weir.platform.store.engine.schema import metadata
 from weir.platform.store.migrate import alembic_config, upgrade
-from weir.platform.store.schema import metadata
 
 from tests.support.backends import empty_database
 from tests.support.migrated import migrate

@@ -1,9 +1,12 @@
 """The read models of weir.platform.reads: the typed views the API and the UI show."""
 
+from weir.platform.foundation.vocabulary import RunStatus, WaitKind
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import EventPage, RunPage, StoredEvent
-from weir.platform.store import event_records, run_records, step_records, wait_records
-from weir.platform.vocabulary import RunStatus, WaitKind
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records import waits as wait_records
 
 from tests.support.store_kit import Store
 

@@ -4,11 +4,7 @@ and what the run view and the event effects make of the timeline and the outcome
 
 from typing import Any
 
-from weir.platform.reads import events, run_state, runs
-from weir.platform.reads.records import StoredEvent
-from weir.platform.store import event_records, run_records, step_records
-from weir.platform.store import queue as q
-from weir.platform.vocabulary import (
+from weir.platform.foundation.vocabulary import (
     EventEffect,
     EventOutcome,
     HistoryKind,
@@ -16,6 +12,12 @@ from weir.platform.vocabulary import (
     RunStatus,
     StepStatus,
 )
+from weir.platform.reads import events, run_state, runs
+from weir.platform.reads.records import StoredEvent
+from weir.platform.store import queue as q
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
 from weir.web.timeline import waterfall
 
 from tests.support.store_kit import Store

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.clock import SystemClock
+from weir.platform.foundation.clock import SystemClock
 from weir.platform.scheduler import Scheduler
 from weir.platform.store import queue as q
 

@@ -3,9 +3,9 @@ herd); a slot released later still wakes the lanes parked on its key as before."
 
 from functools import partial
 
-from weir.platform.store import capacity
+from weir.platform.foundation.vocabulary import CapacityKind
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import CapacityKind
+from weir.platform.store.flow import capacity
 
 from tests.support.store_kit import LEASE, Store, new_item
 

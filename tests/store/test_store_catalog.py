@@ -1,6 +1,6 @@
 """Apps and functions as records: what a sync writes comes back typed, config decoded once."""
 
-from weir.platform.store import catalog
+from weir.platform.store.records import catalog
 
 from tests.support.store_kit import Store
 

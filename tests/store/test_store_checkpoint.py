@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, text
 from weir.platform.store import database
-from weir.platform.store.checkpoint import Checkpointed
 from weir.platform.store.database import Database, make_engine
+from weir.platform.store.engine.checkpoint import Checkpointed
 
 PAGE_BYTES = 4096
 

@@ -17,7 +17,7 @@ from weir.platform.store.database import (
     make_engine,
     on_rollback,
 )
-from weir.platform.store.schema import gate_state
+from weir.platform.store.engine.schema import gate_state
 
 from tests.support.backends import ONLY_SQLITE
 from tests.support.store_kit import Store

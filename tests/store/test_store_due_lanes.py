@@ -5,8 +5,8 @@ import random
 
 import pytest
 from sqlalchemy import Connection, insert, text
-from weir.platform.store import due_lanes as d
-from weir.platform.store.schema import lanes
+from weir.platform.store.engine.schema import lanes
+from weir.platform.store.queue import partitions as d
 
 from tests.support.backends import ONLY_SQLITE
 from tests.support.store_kit import Store

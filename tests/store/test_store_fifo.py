@@ -4,8 +4,8 @@ producers (two connections, as two processes would have)."""
 import threading
 import time
 
-from weir.platform.store import fifo
 from weir.platform.store import queue as q
+from weir.platform.store.flow import fifo_lanes as fifo
 
 from tests.support.store_kit import LEASE, Store, new_item
 

@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from weir.platform.store import gatestate
+from weir.platform.store.flow import gate_state as gatestate
 
 from tests.support.store_kit import Store
 

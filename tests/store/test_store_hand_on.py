@@ -5,10 +5,10 @@ and only when the claim would have chosen the same item."""
 from functools import partial
 
 from sqlalchemy import Connection, text
-from weir.platform.store import capacity, rolling_windows
+from weir.platform.foundation.vocabulary import CapacityKind
 from weir.platform.store import queue as q
-from weir.platform.store.rolling_windows import Scope
-from weir.platform.vocabulary import CapacityKind
+from weir.platform.store.flow import capacity, rolling_windows
+from weir.platform.store.flow.rolling_windows import Scope
 
 from tests.support.store_kit import LEASE, Store, new_item
 

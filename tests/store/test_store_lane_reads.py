@@ -7,7 +7,8 @@ import threading
 import pytest
 from weir.platform.reads import lanes
 from weir.platform.reads.lanes import BadPaging, Owner
-from weir.platform.store import fifo, lane_reads
+from weir.platform.store.flow import fifo_lanes as fifo
+from weir.platform.store.views import fifo_lanes as lane_reads
 
 from tests.support.store_kit import Store
 

@@ -6,10 +6,10 @@ L authorizations (itself included) in the window ending at t."""
 import random
 from functools import partial
 
-from weir.platform.store import capacity, rolling_windows
+from weir.platform.foundation.vocabulary import CapacityKind
 from weir.platform.store import queue as q
-from weir.platform.store.rolling_windows import Scope
-from weir.platform.vocabulary import CapacityKind
+from weir.platform.store.flow import capacity, rolling_windows
+from weir.platform.store.flow.rolling_windows import Scope
 
 from tests.support.store_kit import Store, new_item
 

@@ -6,8 +6,12 @@ from functools import partial
 from typing import Any
 
 import pytest
-from weir.platform.store import event_records, run_keys, run_records, step_records, wait_records
-from weir.platform.vocabulary import RunStatus, WaitKind
+from weir.platform.foundation.vocabulary import RunStatus, WaitKind
+from weir.platform.store.flow import run_keys
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records import waits as wait_records
 
 from tests.support.store_kit import Store
 
@@ -372,7 +376,7 @@ def test_matching_an_event_passes_over_invoke_waits(store: Store) -> None:
 
 
 def test_an_event_id_of_any_accepted_length_is_stored(store: Store) -> None:
-    user_id = "u" * 2_000  # platform/ingest.py sets no limit on an event's `id`
+    user_id = "u" * 2_000  # platform/ingest/validate.py sets no limit on an event's `id`
     event = event_records.StoredEvent("ev-1", "app/x", user_id, 1, 1, {"id": user_id})
     store.write(lambda c: event_records.insert_events(c, [event]))
     assert store.read(lambda c: event_records.get_event(c, "ev-1")).user_id == user_id

@@ -4,9 +4,12 @@ off them, in batches of a given size; unfinished runs and the events they need s
 import asyncio
 
 from sqlalchemy import Connection
+from weir.platform.foundation.vocabulary import ENDED, RunStatus
 from weir.platform.runtime.retention import Retention
-from weir.platform.store import event_records, retention, run_records, step_records
-from weir.platform.vocabulary import ENDED, RunStatus
+from weir.platform.store import retention
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
 
 from tests.support.store_kit import Store
 

@@ -8,9 +8,10 @@ import pytest
 from weir.platform.gates.rolling_window import WindowConfig, allowed_in_any_window
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
-from weir.platform.store import rolling_windows, run_records, start_throttle
-from weir.platform.store.rolling_windows import Scope
-from weir.platform.store.run_records import NewRun
+from weir.platform.store.flow import rolling_windows, start_throttle
+from weir.platform.store.flow.rolling_windows import Scope
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import NewRun
 
 from tests.support.store_kit import Store, claim_from_two_processes, new_item
 

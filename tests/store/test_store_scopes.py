@@ -4,9 +4,10 @@ the declared limit, and live changes of it (raise wakes parked lanes, lower revo
 from functools import partial
 
 import pytest
-from weir.platform.store import capacity, stats
+from weir.platform.foundation.vocabulary import CapacityAction, CapacityKind
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import CapacityAction, CapacityKind
+from weir.platform.store.flow import capacity
+from weir.platform.store.views import stats
 
 from tests.support.store_kit import LEASE, Store, new_item
 

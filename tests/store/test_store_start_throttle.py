@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 from weir.platform.gates.throttle import ThrottleConfig
 from weir.platform.store import queue as q
-from weir.platform.store import start_throttle
+from weir.platform.store.flow import start_throttle
 
 from tests.integration.audit import CLAIM_SLACK_MS, throttle_excess, window_peak
 from tests.support.store_kit import Store, claim_from_two_processes, new_item

@@ -4,9 +4,11 @@ admission outcomes, and unfinished runs per waiting gate."""
 from typing import Any
 
 from sqlalchemy import Connection
-from weir.platform.store import event_records, run_records, stats
+from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.views import stats
 
 from tests.support.store_kit import LEASE, Store, new_item
 

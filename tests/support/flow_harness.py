@@ -15,18 +15,18 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine, select
+from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.functions import EventTrigger, FunctionConfig
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import events, finish_hooks, runs, timers
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
-from weir.platform.store import run_records
 from weir.platform.store.database import make_engine
-from weir.platform.store.run_records import Run, run_from_row
-from weir.platform.store.schema import event_outcomes, gate_state, queue, waits
-from weir.platform.store.schema import runs as runs_table
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.engine.schema import event_outcomes, gate_state, queue, waits
+from weir.platform.store.engine.schema import runs as runs_table
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run, run_from_row
 
 from tests.support.migrated import migrate
 

@@ -5,8 +5,8 @@ import json
 from typing import Any
 
 from sqlalchemy import Engine, insert
-from weir.platform.ids import new_id
-from weir.platform.store.schema import runs
+from weir.platform.foundation.ids import new_id
+from weir.platform.store.engine.schema import runs
 
 
 def finished_runs(engine: Engine, outputs: list[str], t0: int) -> list[str]:

@@ -4,7 +4,7 @@ import argparse
 from pathlib import Path
 
 import pytest
-from weir.platform import cli
+from weir.platform.cli import main as cli
 
 OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 

@@ -1,8 +1,8 @@
 """How the run page shows a run state (web/run_detail.state_dict): every set field as a named
 fact, and a gate this Weir does not know yet (a new `waiting` kind) readable as it came."""
 
+from weir.platform.foundation.vocabulary import RunStateKind
 from weir.platform.reads.run_state import KeyUse, RunState
-from weir.platform.vocabulary import RunStateKind
 from weir.web.run_detail import state_dict
 
 T0 = 1_700_000_000_000

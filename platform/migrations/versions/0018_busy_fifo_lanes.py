@@ -26,8 +26,8 @@ down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-COUNTER = "fifo-lanes"  # store/fifo.py's LANE_COUNTER
-SEQUENCE = "fifo_lane_fences"  # store/schema.py's FIFO_FENCES
+COUNTER = "fifo-lanes"  # store/flow/fifo_lanes.py's LANE_COUNTER
+SEQUENCE = "fifo_lane_fences"  # store/engine/schema.py's FIFO_FENCES
 
 
 def upgrade() -> None:

@@ -3,18 +3,19 @@ it flushes into one run when full, or from its timer item at first event + timeo
 
 from typing import Any
 
+from weir.platform.foundation.ids import new_id
+from weir.platform.foundation.vocabulary import EventOutcome, QueueKind
 from weir.platform.functions import Batching
 from weir.platform.gates import batching
 from weir.platform.gates.decisions import clock_text, from_json, key_text, to_json
-from weir.platform.ids import new_id
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.flow.gate_io import BATCH, applies, gate_key, load_row, record_all
 from weir.platform.runtime.keys import EvaluatedKey, expression_holds
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, gatestate
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import EventOutcome, QueueKind
+from weir.platform.store.flow import gate_state as gatestate
+from weir.platform.store.records import events as event_records
 
 TIMER = QueueKind.BATCH
 

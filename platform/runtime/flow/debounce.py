@@ -6,6 +6,7 @@ window's new end (the pure algorithm says when), so a burst costs one queue item
 
 from typing import Any
 
+from weir.platform.foundation.vocabulary import EventOutcome, QueueKind
 from weir.platform.functions import Debounce
 from weir.platform.gates import debounce
 from weir.platform.gates.decisions import from_json, to_json
@@ -21,9 +22,9 @@ from weir.platform.runtime.flow.gate_io import (
 )
 from weir.platform.runtime.runs import enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, gatestate
 from weir.platform.store import queue as q
-from weir.platform.vocabulary import EventOutcome, QueueKind
+from weir.platform.store.flow import gate_state as gatestate
+from weir.platform.store.records import events as event_records
 
 TIMER = QueueKind.DEBOUNCE
 SEQ_PER_MS = 1000  # arrival numbers: tied to the clock, so a new window never reuses one

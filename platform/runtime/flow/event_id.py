@@ -2,10 +2,11 @@
 24 h. Checked right after batching (a duplicate spends no rate budget and joins no window);
 the key is taken only when a run is really created."""
 
+from weir.platform.foundation.vocabulary import EventOutcome
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, run_keys
-from weir.platform.vocabulary import EventOutcome
+from weir.platform.store.flow import run_keys
+from weir.platform.store.records import events as event_records
 
 TTL_MS = 24 * 3600 * 1000
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from weir.expressions import key_hash
+from weir.platform.foundation.vocabulary import QueueKind
 from weir.platform.functions import Lane
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
@@ -21,10 +22,12 @@ from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan, enqueue_call, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import due_lanes, fifo, lane_reads, run_records
 from weir.platform.store import queue as q
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import QueueKind
+from weir.platform.store.flow import fifo_lanes as fifo
+from weir.platform.store.queue import partitions
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run
+from weir.platform.store.views import fifo_lanes as lane_reads
 
 TIMER = QueueKind.LANE_HANDOFF
 LANE = fifo.LANE_KEY  # where a run's keys name its lane
@@ -128,7 +131,7 @@ def _hands_over(tx: Tx, ended: Run, nxt: Run, start_at: int, payload: dict[str, 
         and start_at <= tx.now
         and not nxt.limits
         and not payload
-        and not due_lanes.due_before(tx.conn, tx.now, nxt.score)
+        and not partitions.due_before(tx.conn, tx.now, nxt.score)
     )
 
 

@@ -4,14 +4,15 @@ and the record left on each event it took."""
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from weir.platform.foundation.vocabulary import EventOutcome
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key
 from weir.platform.runtime.runs import RunPlan
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import event_records, gates_ops, gatestate
-from weir.platform.vocabulary import EventOutcome
+from weir.platform.store.flow import gate_state as gatestate
+from weir.platform.store.records import events as event_records
 
 # Gate names: the `gate` column of gate_state, and what Candidate.skip_gates holds.
 BATCH = "batch"
@@ -36,7 +37,7 @@ def gate_key(cand: Candidate, gate: str, expression: str | None) -> EvaluatedKey
 
 def load_row(tx: Tx, gate: str, key_hash: str) -> dict[str, Any] | None:
     """The gate's stored state for this key, held until the transaction ends."""
-    return gates_ops.load_for_update(tx.conn, gate, key_hash, tx.now)
+    return gatestate.load_for_update(tx.conn, gate, key_hash, tx.now)
 
 
 def load_state(tx: Tx, gate: str, key_hash: str, cls: type[S]) -> S | None:

@@ -12,12 +12,12 @@ from dataclasses import replace
 from weir.expressions import key_hash, stable_key
 from weir.platform.functions import RollingWindow
 from weir.platform.gates.rolling_window import GATE
-from weir.platform.runtime import rate_capacities
+from weir.platform.runtime.capacity import rates as rate_capacities
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key, evaluate_value
 from weir.platform.runtime.runs import RunPlan
-from weir.platform.store import rolling_windows
-from weir.platform.store.rolling_windows import Scope
+from weir.platform.store.flow import rolling_windows
+from weir.platform.store.flow.rolling_windows import Scope
 
 
 def place_windows(cand: Candidate, plan: RunPlan) -> RunPlan:

@@ -7,6 +7,7 @@ a later check (a duplicate event id) then refuses.
 
 from dataclasses import replace
 
+from weir.platform.foundation.vocabulary import EventOutcome
 from weir.platform.gates import singleton
 from weir.platform.gates.decisions import key_text
 from weir.platform.runtime.flow.candidate import Candidate
@@ -14,9 +15,9 @@ from weir.platform.runtime.flow.gate_io import SINGLETON, gate_key, load_row, re
 from weir.platform.runtime.keys import EvaluatedKey
 from weir.platform.runtime.runs import RunPlan, cancel_run
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gatestate, run_records
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import EventOutcome
+from weir.platform.store.flow import gate_state as gatestate
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run
 
 
 def gate(tx: Tx, cand: Candidate) -> bool:

@@ -6,15 +6,15 @@ The finish deadline is only known once the run has started, so its timer is firs
 earliest it could be (creation + finish) and re-arms itself until the run's start is known.
 """
 
+from weir.platform.foundation.vocabulary import QueueKind
 from weir.platform.functions import Timeouts
 from weir.platform.gates import timeouts
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import cancel_run, enqueue_timer
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import gates_ops, run_records
 from weir.platform.store import queue as q
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import QueueKind
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records.runs import Run
 
 TIMER = QueueKind.RUN_TIMEOUT
 START = "start"
@@ -55,7 +55,7 @@ def _config(option: Timeouts) -> timeouts.TimeoutConfig:
 def _check_start(tx: Tx, run: Run, config: timeouts.TimeoutConfig) -> None:
     if run.started_at is not None:
         return  # its first step began in time; only `finish` applies now
-    leased = gates_ops.in_flight_until(tx.conn, run.id)
+    leased = q.in_flight_until(tx.conn, run.id)
     if leased is not None:  # the first call is under way: look again when its lease ends
         _set(tx, run.id, run.function_id, START, leased)
         return
@@ -66,7 +66,7 @@ def _check_finish(tx: Tx, run: Run, config: timeouts.TimeoutConfig) -> None:
     if run.started_at is None:
         # In flight: its start is known once the call ends. Idle: it cannot end before now +
         # finish, since it has not started yet.
-        leased = gates_ops.in_flight_until(tx.conn, run.id)
+        leased = q.in_flight_until(tx.conn, run.id)
         _set(tx, run.id, run.function_id, FINISH, leased or tx.now + (config.finish_ms or 0))
         return
     decision = timeouts.check(config, run.created_at, run.started_at, tx.now)

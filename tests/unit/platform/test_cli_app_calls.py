@@ -1,7 +1,7 @@
 """Settings that keep one app from starving the others: flags and WEIR_* variables."""
 
 import pytest
-from weir.platform import cli
+from weir.platform.cli import main as cli
 
 
 def settings(argv: list[str]) -> cli.Settings:

@@ -1,7 +1,7 @@
 """`weir start`'s auth settings: flags and WEIR_* variables, and the pairs that must agree."""
 
 import pytest
-from weir.platform import cli
+from weir.platform.cli import main as cli
 
 
 def settings(argv: list[str]) -> cli.Settings:

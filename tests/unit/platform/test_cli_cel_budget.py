@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from weir.expressions import Budget, configure_budget, current_budget
-from weir.platform import cli
+from weir.platform.cli import main as cli
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
 

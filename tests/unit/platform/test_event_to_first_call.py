@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute
 from weir.platform.api import events as event_api
-from weir.platform.ingest import parse_body
+from weir.platform.ingest.validate import parse_body
 from weir.platform.runtime import events
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
-from weir.platform.store import run_records
+from weir.platform.store.records import runs as run_records
 
 from tests.support.loopback_app import platform_with_app
 

@@ -1,7 +1,7 @@
 """step.ai.infer's opts (docs/protocol.md §8.1): the request Weir makes, and what it refuses."""
 
 import pytest
-from weir.platform.executor.ai_opts import AIOptsError, auth_headers, parse_ai_opts, shown_url
+from weir.platform.executor.ai_options import AIOptsError, auth_headers, parse_ai_opts, shown_url
 from weir.platform.executor.opchecks import OpError, check_op
 
 GOOD = {

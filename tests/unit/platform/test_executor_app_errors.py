@@ -6,7 +6,7 @@ import socket
 import aiohttp
 from aiohttp.client_reqrep import ConnectionKey
 from weir.platform.executor import app_errors
-from weir.platform.executor.http import TransportError
+from weir.platform.executor.http.client import TransportError
 from weir.platform.executor.response import RawResponse
 
 URL = "http://127.0.0.1:8000/api/inngest"

@@ -5,8 +5,8 @@ import json
 
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.request import CallState, build_body, job_id, with_claim_fences
-from weir.platform.store.run_records import Run
-from weir.platform.vocabulary import RunStatus
+from weir.platform.foundation.vocabulary import RunStatus
+from weir.platform.store.records.runs import Run
 
 from tests.support.store_kit import claimed_call
 

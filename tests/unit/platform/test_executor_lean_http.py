@@ -1,4 +1,4 @@
-"""The executor's lean path for plain http:// apps (executor/lean_http.py), against a raw
+"""The executor's lean path for plain http:// apps (executor/http/lean.py), against a raw
 HTTP server on loopback that answers each request the way the test tells it to."""
 
 import asyncio
@@ -6,8 +6,9 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from weir.platform.executor import app_errors, lean_http
-from weir.platform.executor.http import AppClient, Redirected, TransportError
+from weir.platform.executor import app_errors
+from weir.platform.executor.http import lean as lean_http
+from weir.platform.executor.http.client import AppClient, Redirected, TransportError
 
 Answer = Callable[[bytes], Awaitable[bytes | None]]  # the request -> the bytes to send back
 

@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import Connection
 from weir.platform.executor.driver import Driver
 from weir.platform.executor.memos import MemoCache
+from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.runtime import runs
 from weir.platform.store import queue as q
-from weir.platform.store import step_records
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import Step
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.records import steps as step_records
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import Step
 
 from tests.support.flow_harness import NOON, Harness
 from tests.support.store_kit import claimed_call

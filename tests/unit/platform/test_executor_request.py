@@ -13,9 +13,9 @@ from weir.platform.executor.request import (
     build_body,
     step_url,
 )
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import Step
-from weir.platform.vocabulary import RunStatus
+from weir.platform.foundation.vocabulary import RunStatus
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import Step
 
 
 def state(event_data: dict[str, object], memos: list[tuple[str, str]]) -> CallState:

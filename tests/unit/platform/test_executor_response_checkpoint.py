@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from weir.platform import jsonvalues
-from weir.platform.executor import limits
+from weir.platform.executor import answer_limits
 from weir.platform.executor.response import (
     AttemptFailed,
     Checkpointed,
@@ -18,6 +17,7 @@ from weir.platform.executor.response import (
     RawResponse,
     classify,
 )
+from weir.platform.foundation import jsonvalues
 
 SDK = {"x-inngest-sdk": "py:v0.5.19"}
 
@@ -116,30 +116,30 @@ def test_a_return_value_weir_cannot_keep_fails_the_attempt_for_good() -> None:
 
 
 def test_size_limits_count_every_step_and_the_return_value() -> None:
-    big = "x" * (limits.MAX_STEP_OUTPUT_BYTES + 1)
+    big = "x" * (answer_limits.MAX_STEP_OUTPUT_BYTES + 1)
     too_big_step = _classify([_run("a", 1), _run("b", big)])
-    assert limits.enforce(too_big_step, 0).error["name"] == "StepOutputTooLarge"  # type: ignore[union-attr]
+    assert answer_limits.enforce(too_big_step, 0).error["name"] == "StepOutputTooLarge"  # type: ignore[union-attr]
     too_big_output = _classify([_run("a", 1), _op("RunComplete", "c", data=big)])
-    assert limits.enforce(too_big_output, 0).error["name"] == "OutputTooLarge"  # type: ignore[union-attr]
-    half = "x" * (limits.MAX_STEP_OUTPUT_BYTES - 100)
+    assert answer_limits.enforce(too_big_output, 0).error["name"] == "OutputTooLarge"  # type: ignore[union-attr]
+    half = "x" * (answer_limits.MAX_STEP_OUTPUT_BYTES - 100)
     state = _classify([_run("a", half), _run("b", half)])
-    near_full = limits.MAX_RUN_STATE_BYTES - limits.MAX_STEP_OUTPUT_BYTES
-    assert limits.enforce(state, near_full).error["name"] == "RunStateTooLarge"  # type: ignore[union-attr]
+    near_full = answer_limits.MAX_RUN_STATE_BYTES - answer_limits.MAX_STEP_OUTPUT_BYTES
+    assert answer_limits.enforce(state, near_full).error["name"] == "RunStateTooLarge"  # type: ignore[union-attr]
     fits = _classify([_run("a", 1), _run("b", 2)])
-    assert limits.enforce(fits, 0) is fits
+    assert answer_limits.enforce(fits, 0) is fits
 
 
 def test_answers_are_measured_op_by_op_unless_far_within_every_limit() -> None:
-    big = "x" * (limits.MAX_STEP_OUTPUT_BYTES + 1)
+    big = "x" * (answer_limits.MAX_STEP_OUTPUT_BYTES + 1)
     body = json.dumps([_run("a", 1), _run("b", big)]).encode()
     outcome = classify(RawResponse(206, SDK, body), 0)
-    failed = limits.enforce(outcome, 0, answer_bytes=len(body))
+    failed = answer_limits.enforce(outcome, 0, answer_bytes=len(body))
     assert isinstance(failed, AttemptFailed) and failed.error["name"] == "StepOutputTooLarge"
     small = json.dumps([_run("a", 1), _run("b", 2)]).encode()
     fits = classify(RawResponse(206, SDK, small), 0)
-    assert limits.enforce(fits, 0, answer_bytes=len(small)) is fits
-    full = limits.MAX_RUN_STATE_BYTES - 10  # a small answer to a full run is still measured
-    refused = limits.enforce(fits, full, answer_bytes=len(small))
+    assert answer_limits.enforce(fits, 0, answer_bytes=len(small)) is fits
+    full = answer_limits.MAX_RUN_STATE_BYTES - 10  # a small answer to a full run is still measured
+    refused = answer_limits.enforce(fits, full, answer_bytes=len(small))
     assert isinstance(refused, AttemptFailed) and refused.error["name"] == "RunStateTooLarge"
 
 
@@ -164,11 +164,11 @@ def test_a_value_written_back_is_at_most_growth_times_its_answer_bytes(
     sent = text.encode()
     read = jsonvalues.loads(sent)
     stored = json.dumps({"data": read, "error": None}, separators=(",", ":"))
-    assert len(stored) <= len(sent) * limits.GROWTH + limits.WRAPPING
+    assert len(stored) <= len(sent) * answer_limits.GROWTH + answer_limits.WRAPPING
     for number in (1e15, 9e15, 1e-7, 123456789.0):
         short = (number_style % number).encode()
         stored = json.dumps({"data": jsonvalues.loads(short), "error": None})
-        assert len(stored) <= len(short) * limits.GROWTH + limits.WRAPPING
+        assert len(stored) <= len(short) * answer_limits.GROWTH + answer_limits.WRAPPING
 
 
 def test_run_complete_reads_its_data_as_a_200_body_is_read() -> None:

@@ -2,8 +2,8 @@
 
 from itertools import islice
 
-from weir.platform.app_sync_client import retry_delays
-from weir.platform.banner import shown_database
+from weir.platform.cli.banner import shown_database
+from weir.platform.executor.sync_request import retry_delays
 
 
 def test_sync_retries_double_up_to_a_cap() -> None:

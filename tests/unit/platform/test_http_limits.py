@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from weir.app import create_app
-from weir.platform.api import lockout
-from weir.platform.api.lockout import Lockout
+from weir.platform.security import lockout
+from weir.platform.security.lockout import Lockout
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL

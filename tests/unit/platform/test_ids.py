@@ -5,7 +5,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 from ulid import ULID
-from weir.platform.ids import id_time_ms, new_id, ulid_text
+from weir.platform.foundation.ids import id_time_ms, new_id, ulid_text
 
 ULID_TEXT = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")  # Crockford's base 32, 128 bits
 

@@ -7,7 +7,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from weir.platform.ingest import (
+from weir.platform.ingest.validate import (
     MAX_EVENT_BYTES,
     MAX_EVENTS,
     TS_MAX,

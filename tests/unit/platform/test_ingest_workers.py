@@ -19,8 +19,13 @@ from weir.expressions import (
     configure_budget,
 )
 from weir.expressions._pool import POOL as EXPRESSION_POOL
-from weir.platform import ingest_workers
-from weir.platform.ingest import LARGE_EVENT_BYTES, EventError, IncomingEvent, event_payload
+from weir.platform.ingest import workers as ingest_workers
+from weir.platform.ingest.validate import (
+    LARGE_EVENT_BYTES,
+    EventError,
+    IncomingEvent,
+    event_payload,
+)
 
 from tests.support.verdicts import outcome
 

@@ -8,7 +8,7 @@ import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from weir.platform import jsonvalues
+from weir.platform.foundation import jsonvalues
 
 SAFE = 2**53 - 1
 NUMBERS = (

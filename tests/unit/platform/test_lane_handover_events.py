@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from weir.platform.executor import driver
 from weir.platform.service import Platform
-from weir.platform.store import event_records, run_records
+from weir.platform.store.records import events as event_records
+from weir.platform.store.records import runs as run_records
 
 from tests.support.loopback_app import App, platform_with_app
 

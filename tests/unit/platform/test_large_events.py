@@ -20,7 +20,6 @@ from weir.expressions import (
     current_budget,
 )
 from weir.expressions._pool import POOL
-from weir.platform import ingest_workers
 from weir.platform.executor.request import (
     MAX_INLINE_BYTES,
     CallState,
@@ -28,17 +27,18 @@ from weir.platform.executor.request import (
     Unparsed,
     build_body,
 )
-from weir.platform.ingest import (
+from weir.platform.foundation.vocabulary import RunStatus
+from weir.platform.ingest import workers as ingest_workers
+from weir.platform.ingest.validate import (
     LARGE_EVENT_BYTES,
     EventError,
     event_payload,
     parse_body,
     parse_large_body,
 )
-from weir.platform.store.event_records import payload_text
-from weir.platform.store.run_records import Run
-from weir.platform.store.step_records import Step
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.records.events import payload_text
+from weir.platform.store.records.runs import Run
+from weir.platform.store.records.steps import Step
 
 NOW = 1_700_000_000_000
 PAD = "p" * LARGE_EVENT_BYTES  # makes any event large

@@ -1,5 +1,5 @@
-"""`record` (weir.platform.records): plain to build, frozen to mypy, compared like a frozen
-dataclass."""
+"""`record` (weir.platform.foundation.record_type): plain to build, frozen to mypy, compared like
+a frozen dataclass."""
 
 import dataclasses
 import os
@@ -8,8 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from weir.platform import records
-from weir.platform.records import record
+from weir.platform.foundation import record_type as records
+from weir.platform.foundation.record_type import record
 
 
 @record
@@ -71,14 +71,14 @@ def test_mypy_refuses_assigning_a_field(tmp_path: Path) -> None:
     # mypy does not follow the editable install: it reads the module from a view of its own
     # (as .ci/typecheck does for the whole tree)
     package = tmp_path / "view" / "weir" / "platform"
-    package.mkdir(parents=True)
+    (package / "foundation").mkdir(parents=True)
     (package.parent / "__init__.py").write_text("")
-    (package / "records.py").symlink_to(records.__file__ or "")
+    (package / "foundation/record_type.py").symlink_to(records.__file__ or "")
     source = tmp_path / "mutate.py"
     source.write_text(
         textwrap.dedent(
             """
-            from weir.platform.records import record
+            from weir.platform.foundation.record_type import record
 
             @record(slots=True)
             class Slim:

@@ -5,7 +5,7 @@ import json
 
 from hypothesis import given
 from hypothesis import strategies as st
-from weir.platform.store.run_records import _ids, _list
+from weir.platform.store.records.runs import _ids, _list
 
 texts = st.text(max_size=30)
 

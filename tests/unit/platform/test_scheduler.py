@@ -4,7 +4,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from weir.platform.clock import SystemClock
+from weir.platform.foundation.clock import SystemClock
 from weir.platform.scheduler import Scheduler
 from weir.platform.store import queue as q
 

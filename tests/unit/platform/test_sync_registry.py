@@ -12,7 +12,7 @@ import pytest
 from weir.platform.runtime import finish_hooks
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
-from weir.platform.store import run_records
+from weir.platform.store.records import runs as run_records
 
 from tests.support.loopback_app import sync_payload
 

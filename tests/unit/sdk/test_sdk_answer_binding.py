@@ -11,7 +11,7 @@ import pytest
 from weir.platform.executor import signing as weir_signing
 from weir.platform.executor.trust import binds_answers
 from weir.sdk._identity import SDK_REGISTER
-from weir.sdk._signing import canonical, signature, verify
+from weir.sdk._serving.signing import canonical, signature, verify
 
 from tests.unit.sdk.sdk_proto_app import (
     APP_URL,

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from weir.sdk._signing import canonical, signature, strip_prefix, verify
+from weir.sdk._serving.signing import canonical, signature, strip_prefix, verify
 
 from tests.unit.sdk.sdk_proto_app import (
     APP_URL,

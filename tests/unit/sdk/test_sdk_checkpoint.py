@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from weir.sdk import Checkpoint, Context, NonRetriableError, StepError, Weir, serve
-from weir.sdk._ops import hash_step_id
+from weir.sdk._steps.ops import hash_step_id
 
 from tests.unit.sdk.sdk_proto_app import client_for
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from weir.sdk._ops import hash_step_id
+from weir.sdk._steps.ops import hash_step_id
 from weir.sdk.examples.demo import app
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from weir.sdk._ops import hash_step_id
+from weir.sdk._steps.ops import hash_step_id
 
 from tests.unit.sdk.sdk_proto_app import fixture, make_app, replay, without_stacks
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import httpx
-from weir.sdk._signing import hashed_key
+from weir.sdk._serving.signing import hashed_key
 
 from tests.unit.sdk.sdk_proto_app import APP_URL, cloud_settings, fixture, make_app
 

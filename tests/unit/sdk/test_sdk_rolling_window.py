@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from weir.platform.functions.function import read_function
+from weir.platform.functions.parse.function import read_function
 from weir.platform.functions.problems import Issues
 from weir.sdk import Context, InvalidFunctionsError, RollingWindow, Weir, serve
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from weir.sdk import Event, SendEventsError, Weir
-from weir.sdk._config import resolve
+from weir.sdk._declaring.config import resolve
 
 from tests.unit.sdk.sdk_proto_app import fixture
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from weir.sdk._ops import hash_step_id
+from weir.sdk._steps.ops import hash_step_id
 
 from tests.unit.sdk.sdk_proto_app import client_for, fixture, make_app, replay, without_stacks
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from weir.sdk import StepError
 from weir.sdk._durations import iso_utc, to_timedelta, to_wire
-from weir.sdk._memo import unwrap
-from weir.sdk._ops import hash_step_id
+from weir.sdk._steps.memo import unwrap
+from weir.sdk._steps.ops import hash_step_id
 
 from tests.unit.sdk.sdk_proto_app import fixture
 

@@ -127,7 +127,7 @@ def test_invalid_id_is_reported() -> None:
 
 
 def test_cancel_match_becomes_an_if_expression() -> None:
-    from weir.sdk._problems import Problems
+    from weir.sdk._declaring.problems import Problems
 
     sink: list[str] = []
     wire = Cancel("x", match="data.id", if_exp="async.data.ok").to_wire(Problems("f", sink), "c")
@@ -136,7 +136,7 @@ def test_cancel_match_becomes_an_if_expression() -> None:
 
 
 def test_throttle_burst_defaults_to_zero_on_the_wire() -> None:
-    from weir.sdk._problems import Problems
+    from weir.sdk._declaring.problems import Problems
 
     wire = Throttle(3, "1m").to_wire(Problems("f", []), "throttle")
     assert wire == {"limit": 3, "period": "1m", "burst": 0}

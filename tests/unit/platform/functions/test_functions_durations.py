@@ -1,7 +1,7 @@
 """Duration strings: the SDK's form, Go's form, and clear refusals."""
 
 import pytest
-from weir.platform.functions.durations import format_duration, parse_duration_ms
+from weir.platform.functions.parse.durations import format_duration, parse_duration_ms
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import Engine
 from weir.platform.functions import EventTrigger, FunctionConfig
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.observability import notes
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.report import report
@@ -18,9 +18,9 @@ from weir.platform.runtime import events, finish_hooks, runs
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.settings import Settings
-from weir.platform.store import run_records
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
+from weir.platform.store.records import runs as run_records
 
 NOON = 1_767_268_800_000
 T = TypeVar("T")

@@ -16,9 +16,9 @@ import pytest
 from weir.expressions import Budget, configure_budget
 from weir.expressions import _expression as expression_module
 from weir.expressions._pool import POOL
-from weir.platform import ingest_workers
 from weir.platform.functions import Batching, ConcurrencyLimit, EventTrigger, Throttle
-from weir.platform.ingest import LARGE_EVENT_BYTES
+from weir.platform.ingest import workers as ingest_workers
+from weir.platform.ingest.validate import LARGE_EVENT_BYTES
 from weir.platform.runtime import events
 
 from tests.support.flow_harness import EVENT, NOON, Harness, config

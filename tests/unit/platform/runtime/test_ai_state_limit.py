@@ -2,14 +2,15 @@
 as the step's error (no retry: asking again returns the same size), never as run state."""
 
 from sqlalchemy import update
-from weir.platform.executor.ai import AIResult
-from weir.platform.executor.limits import MAX_RUN_STATE_BYTES
+from weir.platform.executor.ai_infer import AIResult
+from weir.platform.executor.answer_limits import MAX_RUN_STATE_BYTES
 from weir.platform.executor.response import Op
-from weir.platform.runtime import ai_steps
+from weir.platform.foundation.vocabulary import Opcode
+from weir.platform.runtime.steps import ai_infer as ai_steps
 from weir.platform.store import queue as q
-from weir.platform.store import run_records, step_records
-from weir.platform.store.schema import runs
-from weir.platform.vocabulary import Opcode
+from weir.platform.store.engine.schema import runs
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import steps as step_records
 
 from tests.support.flow_harness import NOON, Harness
 

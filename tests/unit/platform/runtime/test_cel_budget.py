@@ -20,7 +20,7 @@ from weir.platform.functions import (
     RateLimit,
     Throttle,
 )
-from weir.platform.runtime import waits
+from weir.platform.runtime.steps import waits
 
 from tests.support.flow_harness import EVENT, NOON, Harness, config, warnings
 

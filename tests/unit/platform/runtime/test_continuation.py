@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, text
 from weir.platform.executor.response import Completed, Op, Ops, Timing
+from weir.platform.foundation.vocabulary import Opcode
 from weir.platform.functions import ConcurrencyLimit, Lane
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.runtime import continuation, events, runs
 from weir.platform.runtime.tx import Tx
-from weir.platform.store import fifo, run_records
 from weir.platform.store import queue as q
+from weir.platform.store.flow import fifo_lanes as fifo
 from weir.platform.store.queue import Claimed
-from weir.platform.vocabulary import Opcode
+from weir.platform.store.records import runs as run_records
 
 from tests.support.flow_harness import EVENT, LEASE_MS, NOON, Harness, config
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 from weir.platform.functions import CronTrigger
-from weir.platform.functions.cron_dow import to_apscheduler
+from weir.platform.functions.parse.cron_dow import to_apscheduler
 from weir.platform.runtime.cron import next_fire_ms
 
 

@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 from sqlalchemy import select
-from weir.platform.ingest import LARGE_EVENT_BYTES, parse_large_body
+from weir.platform.foundation.vocabulary import SystemEvent
+from weir.platform.ingest.validate import LARGE_EVENT_BYTES, parse_large_body
 from weir.platform.runtime import events as events_ops
 from weir.platform.runtime import runs
-from weir.platform.store import run_records
-from weir.platform.store.schema import events
-from weir.platform.vocabulary import SystemEvent
+from weir.platform.store.engine.schema import events
+from weir.platform.store.records import runs as run_records
 
 from tests.support.flow_harness import EVENT, NOON, Harness
 

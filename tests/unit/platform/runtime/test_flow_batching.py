@@ -4,7 +4,7 @@ events in arrival order, `if` false runs alone, keys, restarts, and flushes skip
 from __future__ import annotations
 
 from weir.platform.functions import Batching, Throttle
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.runtime import events
 
 from tests.support.flow_harness import EVENT, NOON, Harness, config, event_ids, warnings

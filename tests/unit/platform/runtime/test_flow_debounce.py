@@ -4,7 +4,7 @@ run with the last event, timeout caps, keys, restarts and the gates a fired run 
 from __future__ import annotations
 
 from weir.platform.functions import Debounce, RateLimit
-from weir.platform.ingest import IncomingEvent
+from weir.platform.ingest.validate import IncomingEvent
 from weir.platform.runtime import events
 
 from tests.support.flow_harness import NOON, Harness, config, event_ids, warnings

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 from weir.platform.functions.config import Batching
-from weir.platform.store.schema import run_keys
+from weir.platform.store.engine.schema import run_keys
 
 from tests.support.flow_harness import NOON, Harness, config, event_ids
 

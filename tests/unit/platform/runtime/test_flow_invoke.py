@@ -3,10 +3,11 @@ instead of leaving it to wait for its invoke timeout."""
 
 from dataclasses import replace
 
+from weir.platform.foundation.vocabulary import SystemEvent
 from weir.platform.functions import EventTrigger, RateLimit
-from weir.platform.runtime import events, invoke
-from weir.platform.store import step_records
-from weir.platform.vocabulary import SystemEvent
+from weir.platform.runtime import events
+from weir.platform.runtime.steps import invoke
+from weir.platform.store.records import steps as step_records
 
 from tests.support.flow_harness import NOON, Harness, config
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from sqlalchemy import delete, func, select
 from sqlalchemy import event as sa_event
+from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.functions import Lane
 from weir.platform.functions.config import ConcurrencyLimit
 from weir.platform.reads import runs as reads_runs
 from weir.platform.runtime import runs as run_ops
-from weir.platform.store import fifo, gates_ops
 from weir.platform.store import queue as q
-from weir.platform.store.schema import fifo_lanes, queue
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.engine.schema import fifo_lanes, queue
+from weir.platform.store.flow import fifo_lanes as fifo
 
 from tests.support.flow_harness import NOON, Harness, config, event_ids
 
@@ -88,7 +88,7 @@ def test_the_lane_holds_while_its_holder_sleeps_or_waits(database_url: str) -> N
     h.mark_started(first.id, NOON + 1)
     with h.tx(NOON + 2) as tx:  # its call ended with a sleep: no queue item of it is leased
         (item,) = [i for i in h.queued("exec") if i.run_id == first.id]
-        tx.conn.execute(q.queue.delete().where(q.queue.c.id == item.id))
+        tx.conn.execute(queue.delete().where(queue.c.id == item.id))
     h.advance(NOON + 60 * S)
     assert exec_run_ids(h) == []  # the second is still held: the first has not ended
     assert h.run(second.id).waiting is not None
@@ -186,7 +186,7 @@ def test_an_ended_holder_with_a_call_in_flight_hands_on_when_the_call_is_over(
         run_ops.cancel_run(tx, first.id, "test")
     assert exec_run_ids(h) == [first.id]  # only the call still in flight: nobody else runs
     with h.engine.connect() as conn:
-        assert gates_ops.in_flight_until(conn, first.id) == NOON + 30 * S
+        assert q.in_flight_until(conn, first.id) == NOON + 30 * S
     with h.engine.begin() as conn:  # the call returns; its item is finished
         q.finish(conn, item, NOON + 5 * S)
     h.advance(NOON + 30 * S)  # the look-again timer at the lease's end hands the lane on

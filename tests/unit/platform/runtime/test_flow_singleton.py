@@ -4,7 +4,7 @@ for the whole run and is released when it ends, per key, across restarts."""
 from __future__ import annotations
 
 from weir.platform.functions import Debounce, Singleton
-from weir.platform.store import gatestate
+from weir.platform.store.flow import gate_state
 
 from tests.support.flow_harness import NOON, Harness, config, event_ids
 
@@ -73,7 +73,7 @@ def test_a_lock_left_by_an_ended_run_is_free(database_url: str) -> None:
     h.finish(holder.id, NOON + 1)
     with h.tx(NOON + 2) as tx:  # as if the release had been lost
         key_hash = holder.keys["singleton"]["hash"]
-        gatestate.save(tx.conn, "singleton", key_hash, lock, None)
+        gate_state.save(tx.conn, "singleton", key_hash, lock, None)
     h.send(NOON + 3)
     assert len(h.runs()) == 2
 

@@ -19,7 +19,7 @@ from weir.platform.executor.request import build_body
 from weir.platform.executor.response import RawResponse, classify
 from weir.platform.runtime import outcomes
 from weir.platform.store import queue as q
-from weir.platform.store.schema import queue
+from weir.platform.store.engine.schema import queue
 
 from tests.support.flow_harness import LEASE_MS, Harness, config
 

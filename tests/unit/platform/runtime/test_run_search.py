@@ -3,12 +3,12 @@ id finds its runs through the indexes, other text is looked for in the outputs o
 window of runs (newest first from the page's cursor; the listing says where it stopped), and
 the active runs of one function come newest first however many finished runs it has."""
 
+from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.reads import bulk
 from weir.platform.reads.runs import RunListing, run_listing
 from weir.platform.runtime import runs
-from weir.platform.store import queries
-from weir.platform.store.queries import RunPage
-from weir.platform.vocabulary import RunStatus
+from weir.platform.store.views import queries
+from weir.platform.store.views.queries import RunPage
 
 from tests.support.flow_harness import NOON, Harness, config
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 from weir.platform.functions import CancelOn
-from weir.platform.ingest import IncomingEvent
-from weir.platform.runtime import cancellation, events, waits
-from weir.platform.store import run_records, wait_records
+from weir.platform.ingest.validate import IncomingEvent
+from weir.platform.runtime import cancellation, events
+from weir.platform.runtime.steps import waits
+from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import waits as wait_records
 
 from tests.support.flow_harness import NOON, Harness, config
 

@@ -1,0 +1,64 @@
+"""Asking an app to sync: PUT its serve URL; the SDK then posts its config to /fn/register."""
+
+import json
+from collections.abc import Iterator
+
+from weir.platform.executor import app_errors, app_hosts, signing
+from weir.platform.executor.http.client import AppClient, Redirected, TransportError
+from weir.platform.functions import is_connect_url
+from weir.platform.settings import Settings
+
+
+async def request_sync(client: AppClient, url: str, settings: Settings) -> str | None:
+    if is_connect_url(url):  # nothing listens there: the worker dials Weir (protocol.md §13)
+        return (
+            f"{url} is a Connect app: it syncs each time its worker connects, so restart the "
+            "worker (inngest.connect) to sync it again"
+        )
+    refused = app_hosts.url_problem(url, settings.allowed_app_hosts)
+    if refused:
+        return refused  # never even contacted
+    body = json.dumps({"url": url}, separators=(",", ":")).encode()
+    headers = {
+        "content-type": "application/json",
+        "x-inngest-server-kind": "dev" if settings.dev else "cloud",
+    }
+    if settings.signing_key:
+        headers["x-inngest-signature"] = signing.sign(body, settings.signing_key, _seconds())
+    try:
+        # the sync timeout, not the app's: a sync waits only for the app to post its config
+        raw = await client.request("PUT", url, body, headers, timeout_s=settings.sync_timeout_s)
+    except Redirected as exc:
+        return str(exc)
+    except TransportError as exc:
+        return app_errors.unreachable(url, exc)
+    if raw.status >= 300 and "x-inngest-sdk" not in raw.headers:
+        return app_errors.not_an_sdk(url, raw.status, raw.headers.get("content-type", ""), raw.body)
+    return _sync_error(raw.status, raw.body)
+
+
+def _sync_error(status: int, body: bytes) -> str | None:
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):  # an app's answer may be nested past the parser
+        value = None
+    if status >= 300:
+        return f"the app answered HTTP {status}: {body[:500].decode('utf-8', 'replace')}"
+    if isinstance(value, dict) and value.get("error"):
+        return str(value["error"])  # the SDK passes /fn/register's error through with a 200
+    return None
+
+
+def _seconds() -> int:
+    import time
+
+    return int(time.time())
+
+
+def retry_delays(first_s: float = 0.5, cap_s: float = 30.0) -> Iterator[float]:
+    """Seconds to wait before each new attempt at a sync: doubling from `first_s` up to
+    `cap_s`, so an app that is not up yet is asked again soon, and an absent one rarely."""
+    delay = first_s
+    while True:
+        yield delay
+        delay = min(delay * 2, cap_s)

@@ -1,0 +1,1 @@
+"""Read views: named read queries behind `weir.platform.reads` and the metrics."""

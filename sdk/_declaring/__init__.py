@@ -1,0 +1,1 @@
+"""Declaring functions: options, triggers, scopes, their config and the checks on them."""

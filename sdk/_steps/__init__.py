@@ -1,0 +1,1 @@
+"""Inside a call: the step API, the ops it records, parallel groups, memos and execution."""

@@ -1,0 +1,1 @@
+"""The UI's forms: run and bulk actions, capacity changes, and login."""
