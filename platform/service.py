@@ -329,7 +329,7 @@ class Platform:
                 tx, item, fn, outcome, timing, lease_ms=lease_ms, skip=skip, take_next=more
             )
             if nxt is not None:
-                known = tx.continued_run if nxt is tx.continued else None
+                known = tx.next_call.run if nxt is tx.next_call.claimed else None
                 self.driver.prefetch(tx.conn, [nxt], run=known)
             return nxt
 

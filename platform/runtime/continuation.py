@@ -22,6 +22,7 @@ from collections.abc import Collection
 from weir.platform.executor.response import Outcome, Timing
 from weir.platform.registry import Function
 from weir.platform.runtime import finish_hooks, outcomes
+from weir.platform.runtime.next_call import NextCall
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 
@@ -42,12 +43,12 @@ def apply_answer(
     functions whose calls the caller may not take (of apps it calls as much as it may);
     `take_next`: False when the caller stops (it only takes the run's own next call, which
     the stopping scheduler hands back)."""
-    tx.continue_run, tx.lease_ms, tx.takes_next = item.run_id, lease_ms, take_next
+    tx.next_call = NextCall(item.run_id, take_next, lease_ms)
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)
-    if tx.continued is not None or not take_next:
+    if tx.next_call.claimed is not None or not take_next:
         _free_kept(tx)
-        return tx.continued
+        return tx.next_call.claimed
     nxt = _hand_on(tx, lease_ms, skip)
     if nxt is not None:
         tx.claimed_here([nxt])
@@ -73,15 +74,17 @@ def take_due(
 def _hand_on(tx: Tx, lease_ms: int, skip: Collection[str]) -> q.Claimed | None:
     """The next call of the finished call's lane, holding the slots that call kept, if it may
     start now (`queue.hand_on`); the kept slots are freed otherwise."""
-    kept = tx.slots_kept
+    going = tx.next_call
+    kept = going.slots_kept
     if kept is None or kept.function_id in skip:  # an app at its cap: the claim decides
         _free_kept(tx)
         return None
-    tx.slots_kept = None
+    going.slots_kept = None
     return q.hand_on(tx.conn, kept, tx.now, lease_ms)
 
 
 def _free_kept(tx: Tx) -> None:
-    kept, tx.slots_kept = tx.slots_kept, None
+    going = tx.next_call
+    kept, going.slots_kept = going.slots_kept, None
     if kept is not None:
         q.release_slots(tx.conn, kept.id, kept.keys, tx.now, own_lane=kept.lane)

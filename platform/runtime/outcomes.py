@@ -115,11 +115,12 @@ def _apply_checkpoint(
 
 
 def _finish(tx: Tx, item: q.Claimed) -> None:
-    """The call is done; its slots stay held when the caller passes them on (`Tx.slots_kept`)."""
-    keep = tx.keeps_slots(item)
+    """The call is done; its slots stay held when the caller passes them on
+    (`NextCall.slots_kept`)."""
+    keep = tx.next_call.keeps_slots(item)
     q.finish(tx.conn, item, tx.now, keep_slots=keep)
     if keep:
-        tx.slots_kept = item
+        tx.next_call.slots_kept = item
 
 
 def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> None:
@@ -250,9 +251,10 @@ def _apply_ops(tx: Tx, item: q.Claimed, fn: Function, run: Run, outcome: Ops) ->
             _apply_op(tx, fn, run, op)
         current = None
     if len(ops) > 1:
-        tx.continued_run = None  # a later op may have changed the run after the step's save
-    if tx.spare is not None:  # the run's next call did not take its row
-        spare, tx.spare = tx.spare, None
+        tx.next_call.run = None  # a later op may have changed the run after the step's save
+    going = tx.next_call
+    if going.spare is not None:  # the run's next call did not take its row
+        spare, going.spare = going.spare, None
         _finish(tx, spare)
 
 
@@ -261,8 +263,9 @@ def _finish_or_spare(tx: Tx, item: q.Claimed, ops: list[Op]) -> None:
     its row is kept for the run's next call, made at once here (`runs.enqueue_call`). Only in
     this case is nothing else in the transaction looking at the run's queue items meanwhile:
     saving a result and moving the run on never ends it."""
-    if len(ops) == 1 and ops[0].op in _SAVES and not item.keys and item.run_id == tx.continue_run:
-        tx.spare = item
+    going = tx.next_call
+    if len(ops) == 1 and ops[0].op in _SAVES and not item.keys and item.run_id == going.run_id:
+        going.spare = item
     else:
         _finish(tx, item)
 

@@ -123,8 +123,8 @@ def enqueue_call(
     if _continues(tx, item):
         # The caller that applied this run's last answer makes its next call at once: claimed
         # here, in the same transaction, instead of by a separate claim.
-        tx.continued = _claim_next(tx, item)
-        if tx.continued is not None:
+        tx.next_call.claimed = _claim_next(tx, item)
+        if tx.next_call.claimed is not None:
             return
     item_id = q.enqueue(tx.conn, item)
     if item_id is not None:
@@ -133,21 +133,22 @@ def enqueue_call(
 
 def _claim_next(tx: Tx, item: q.NewItem) -> q.Claimed | None:
     """The run's next call, leased to the caller: in the row of the call it has just finished
-    when that row is kept (`Tx.spare`), else a new one."""
-    spare = tx.spare
+    when that row is kept (`NextCall.spare`), else a new one."""
+    going = tx.next_call
+    spare = going.spare
     if spare is None or spare.lane != item.lane:
-        return q.enqueue_claimed(tx.conn, item, tx.now, tx.lease_ms)
-    tx.spare = None
-    return q.enqueue_in_place(tx.conn, spare, item, tx.now, tx.lease_ms)
+        return q.enqueue_claimed(tx.conn, item, tx.now, going.lease_ms)
+    going.spare = None
+    return q.enqueue_in_place(tx.conn, spare, item, tx.now, going.lease_ms)
 
 
 def _continues(tx: Tx, item: q.NewItem) -> bool:
     """The item may be claimed by this transaction: its run is the one being continued, it is
     due now, needs no concurrency slot or start throttle, and no other call was claimed so."""
     return (
-        tx.continue_run is not None
-        and tx.continue_run == item.run_id
-        and tx.continued is None
+        tx.next_call.run_id is not None
+        and tx.next_call.run_id == item.run_id
+        and tx.next_call.claimed is None
         and item.available_at <= tx.now
         and not item.limits
         and not item.payload
@@ -265,8 +266,8 @@ def move_on(tx: Tx, before: Run, after: Run) -> None:
     race's first result is enough); a call claimed here knows the run as it now stands."""
     if not after.pending or any(p.race for p in before.pending):
         schedule_discovery(tx, after)
-    if tx.continued is not None and tx.continued.run_id == after.id:
-        tx.continued_run = after
+    if tx.next_call.claimed is not None and tx.next_call.claimed.run_id == after.id:
+        tx.next_call.run = after
 
 
 def note_effect(tx: Tx, event_id: str, run_id: str, effect: EventOutcome, words: str) -> None:
@@ -335,8 +336,8 @@ def finish_run(
     run = run if run is not None else run_records.get_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
-    if tx.continued_run is not None and tx.continued_run.id == run_id:
-        tx.continued_run = None  # its next call was claimed here, then it ended: read afresh
+    if tx.next_call.run is not None and tx.next_call.run.id == run_id:
+        tx.next_call.run = None  # its next call was claimed here, then it ended: read afresh
     status = RunStatus(status)
     stored = error if status != RunStatus.COMPLETED else output
     run_records.finish(tx.conn, run_id, status, tx.now, stored, started_at=started_at)

@@ -9,6 +9,7 @@ from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
 from weir.platform.observability.notes import Note
 from weir.platform.registry import Registry
+from weir.platform.runtime.next_call import NextCall
 from weir.platform.store.queue import Claimed
 from weir.platform.store.records.runs import Run
 
@@ -48,25 +49,8 @@ class Tx:
     # The trigger events of runs this transaction moves on, as the executor holds them from
     # their calls: a run's end builds its finished event without reading them back.
     known_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    # The run whose next call this transaction may claim for its caller to make at once (see
-    # `runs.enqueue_call`), with the lease to take; the call claimed so, if any.
-    continue_run: str | None = None
-    takes_next: bool = False  # the caller may go on to a next call made here (apply_answer)
-    lease_ms: int = 0
-    continued: Claimed | None = None
-    # The caller's finished call, kept until the run's next call is made here: that call
-    # takes its row (`queue.enqueue_in_place`); `outcomes._apply_ops` finishes it otherwise.
-    spare: Claimed | None = None
-    # The caller's finished call whose concurrency slots this transaction passes on to its
-    # lane's next call (`continuation.apply_answer`), rather than freeing them.
-    slots_kept: Claimed | None = None
-    # The continued run as this transaction left it, when one step's save was its only change:
-    # the next call's state needs no second read of the row (`runs.resolve_step`).
-    continued_run: Run | None = None
-
-    def keeps_slots(self, item: Claimed) -> bool:
-        """Whether finishing `item` keeps its slots for the call this caller takes next."""
-        return self.takes_next and bool(item.keys) and item.run_id == self.continue_run
+    # The call the caller takes next, if this transaction makes one (`continuation`).
+    next_call: NextCall = field(default_factory=NextCall)
 
     def added(self, item_id: int) -> None:
         """An item was queued: the scheduler is to look after the commit."""

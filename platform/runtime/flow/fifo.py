@@ -102,7 +102,7 @@ def leave(tx: Tx, run: Run) -> None:
         if nxt is not None:
             start_at = max(handoff.start_at, tx.now)
             if _hands_over(tx, run, nxt, start_at, handoff.payload):
-                tx.continue_run = nxt.id
+                tx.next_call.run_id = nxt.id
             enqueue_call(
                 tx,
                 nxt.id,
@@ -113,8 +113,8 @@ def leave(tx: Tx, run: Run) -> None:
                 nxt.score,
                 payload=handoff.payload,
             )
-            if tx.continued is not None and tx.continued.run_id == nxt.id:
-                tx.continued_run = nxt  # its first call's state need not read the run again
+            if tx.next_call.claimed is not None and tx.next_call.claimed.run_id == nxt.id:
+                tx.next_call.run = nxt  # its first call's state need not read the run again
             return
         handoff = fifo.leave(tx.conn, lane_hash, handoff.run_id, tx.now)  # gone: skip it
 
@@ -125,9 +125,9 @@ def _hands_over(tx: Tx, ended: Run, nxt: Run, start_at: int, payload: dict[str, 
     call could be leased so (due now, no slot or start check to take: `runs._continues`), and
     no due work would be claimed before it (older or as old)."""
     return (
-        tx.takes_next
-        and tx.continue_run == ended.id
-        and tx.continued is None
+        tx.next_call.takes_next
+        and tx.next_call.run_id == ended.id
+        and tx.next_call.claimed is None
         and start_at <= tx.now
         and not nxt.limits
         and not payload

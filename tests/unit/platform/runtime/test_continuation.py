@@ -176,7 +176,7 @@ def step_answer(h: Harness, item: Claimed, at: int, *ops: Op) -> tuple[Claimed |
         nxt = continuation.apply_answer(
             tx, item, fn, Ops(list(ops)), Timing(at, at), lease_ms=LEASE_MS
         )
-        kept = tx.continued_run
+        kept = tx.next_call.run
         same = kept is not None and kept == run_records.get_run(tx.conn, item.run_id or "")
         return nxt, same
 
@@ -275,7 +275,7 @@ def handing_over(database_url: str) -> Iterator[tuple[Tx, Claimed]]:
 
 def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: str) -> None:
     with handing_over(database_url) as (tx, nxt):
-        kept = tx.continued_run
+        kept = tx.next_call.run
         assert kept is not None and kept == run_records.get_run(tx.conn, nxt.run_id or "")
         lane = kept.keys["lane"]
         assert lane["fence"] == fifo.fence(tx.conn, lane["hash"], kept.id) and kept.waiting is None
@@ -284,10 +284,10 @@ def test_a_lane_hands_the_next_runs_first_call_that_run_as_stored(database_url: 
 
 def test_a_run_ended_after_its_next_call_was_claimed_is_read_afresh(database_url: str) -> None:
     with handing_over(database_url) as (tx, nxt):
-        assert tx.continued_run is not None
+        assert tx.next_call.run is not None
         # e.g. cancelled by the finished event of the run before it, in the same transaction
         runs.cancel_run(tx, nxt.run_id or "", "cancelled in the same transaction")
-        assert tx.continued_run is None  # its call's state reads the run, and sees it ended
+        assert tx.next_call.run is None  # its call's state reads the run, and sees it ended
 
 
 def hot_key(database_url: str, runs: int) -> Harness:
