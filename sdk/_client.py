@@ -6,22 +6,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
+from weir.sdk._declaring import options
 from weir.sdk._declaring.config import resolve
 from weir.sdk._declaring.function import Compiled, Function, FunctionOptions
-from weir.sdk._declaring.options import (
-    Batch,
-    Cancel,
-    Checkpoint,
-    Concurrency,
-    Debounce,
-    Lane,
-    Priority,
-    RateLimit,
-    RollingWindow,
-    Singleton,
-    Throttle,
-    Timeouts,
-)
 from weir.sdk._declaring.problems import raise_if_any
 from weir.sdk._declaring.scopes import Scope
 from weir.sdk._declaring.triggers import Trigger
@@ -81,25 +68,25 @@ class Weir:
         cron: str | None = None,
         triggers: Sequence[Trigger] = (),
         retries: int | None = None,
-        concurrency: int | Concurrency | Sequence[Concurrency] | None = None,
-        throttle: Throttle | None = None,
-        rate_limit: RateLimit | None = None,
-        debounce: Debounce | None = None,
-        batch_events: Batch | None = None,
-        priority: Priority | str | None = None,
+        concurrency: int | options.Concurrency | Sequence[options.Concurrency] | None = None,
+        throttle: options.Throttle | None = None,
+        rate_limit: options.RateLimit | None = None,
+        debounce: options.Debounce | None = None,
+        batch_events: options.Batch | None = None,
+        priority: options.Priority | str | None = None,
         idempotency: str | None = None,
-        singleton: Singleton | None = None,
-        cancel_on: Cancel | Sequence[Cancel] | None = None,
-        timeouts: Timeouts | None = None,
-        rolling_window: RollingWindow | Sequence[RollingWindow] | None = None,
+        singleton: options.Singleton | None = None,
+        cancel_on: options.Cancel | Sequence[options.Cancel] | None = None,
+        timeouts: options.Timeouts | None = None,
+        rolling_window: options.RollingWindow | Sequence[options.RollingWindow] | None = None,
         on_failure: Handler | None = None,
-        lane: Lane | str | None = None,
+        lane: options.Lane | str | None = None,
         scopes: Sequence[Scope] = (),
         app_limit: int | None = None,
-        checkpoint: Checkpoint | bool | None = None,
+        checkpoint: options.Checkpoint | bool | None = None,
     ) -> Callable[[Handler], Function]:
         """Declare a durable function. Options are checked when the app is served."""
-        options = FunctionOptions(
+        declared = FunctionOptions(
             id=id,
             name=name,
             event=event,
@@ -119,14 +106,14 @@ class Weir:
             timeouts=timeouts,
             rolling_window=_windows(rolling_window),
             on_failure=on_failure,
-            lane=Lane(key=lane) if isinstance(lane, str) else lane,
+            lane=options.Lane(key=lane) if isinstance(lane, str) else lane,
             scopes=tuple(scopes),
             app_limit=self.app_limit if app_limit is None else app_limit,
             checkpoint=_checkpoint(checkpoint),
         )
 
         def register(handler: Handler) -> Function:
-            fn = Function(self.app_id, options, handler)
+            fn = Function(self.app_id, declared, handler)
             self.functions.append(fn)
             return fn
 
@@ -170,35 +157,39 @@ def compile_all(functions: Sequence[Function]) -> list[Compiled]:
     return compiled
 
 
-def _checkpoint(value: Checkpoint | bool | None) -> Checkpoint | None:
+def _checkpoint(value: options.Checkpoint | bool | None) -> options.Checkpoint | None:
     if value is True:
-        return Checkpoint()
+        return options.Checkpoint()
     if value is None or value is False:
         return None
     return value  # anything else is reported at serve()
 
 
-def _limits(value: int | Concurrency | Sequence[Concurrency] | None) -> tuple[Concurrency, ...]:
+def _limits(
+    value: int | options.Concurrency | Sequence[options.Concurrency] | None,
+) -> tuple[options.Concurrency, ...]:
     if value is None:
         return ()
     if isinstance(value, int) and not isinstance(value, bool):
-        return (Concurrency(limit=value),)
-    if isinstance(value, Concurrency):
+        return (options.Concurrency(limit=value),)
+    if isinstance(value, options.Concurrency):
         return (value,)
     return tuple(value)  # type: ignore[arg-type]  # anything else is reported at serve()
 
 
-def _windows(value: RollingWindow | Sequence[RollingWindow] | None) -> tuple[RollingWindow, ...]:
+def _windows(
+    value: options.RollingWindow | Sequence[options.RollingWindow] | None,
+) -> tuple[options.RollingWindow, ...]:
     if value is None:
         return ()
-    return (value,) if isinstance(value, RollingWindow) else tuple(value)
+    return (value,) if isinstance(value, options.RollingWindow) else tuple(value)
 
 
-def _priority(value: Priority | str | None) -> Priority | None:
-    return Priority(run=value) if isinstance(value, str) else value
+def _priority(value: options.Priority | str | None) -> options.Priority | None:
+    return options.Priority(run=value) if isinstance(value, str) else value
 
 
-def _cancels(value: Cancel | Sequence[Cancel] | None) -> tuple[Cancel, ...]:
+def _cancels(value: options.Cancel | Sequence[options.Cancel] | None) -> tuple[options.Cancel, ...]:
     if value is None:
         return ()
-    return (value,) if isinstance(value, Cancel) else tuple(value)
+    return (value,) if isinstance(value, options.Cancel) else tuple(value)

@@ -10,6 +10,21 @@ at the bottom of the layers).
 from enum import StrEnum
 
 
+class GateName(StrEnum):
+    """The flow-control gates, as Weir names them in wait and skip reasons, gate-state rows,
+    key namespaces, metrics and the UI. Stored: a value never changes."""
+
+    BATCHING = "batching"
+    CONCURRENCY = "concurrency"
+    DEBOUNCE = "debounce"
+    IDEMPOTENCY = "idempotency"
+    LANE = "lane"  # FIFO lanes
+    RATE_LIMIT = "rate_limit"
+    ROLLING_WINDOW = "rolling_window"
+    SINGLETON = "singleton"
+    THROTTLE = "throttle"
+
+
 class RunStatus(StrEnum):
     """`runs.status`; also the GraphQL `FunctionRunStatus` and the UI's status filter."""
 

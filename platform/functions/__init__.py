@@ -10,11 +10,9 @@ from weir.platform.functions.config import (
     EventTrigger,
     FunctionConfig,
     Lane,
-    Problem,
     RateLimit,
     RollingWindow,
     Singleton,
-    SyncError,
     Throttle,
     Timeouts,
     Trigger,
@@ -23,6 +21,7 @@ from weir.platform.functions.connect_url import CONNECT_URL, is_connect_url
 from weir.platform.functions.matching import trigger_patterns
 from weir.platform.functions.parse.durations import parse_duration_ms
 from weir.platform.functions.parse.sync import parse_sync
+from weir.platform.functions.problems import Problem, SyncError
 
 __all__ = [
     "CONNECT_URL",

@@ -1,7 +1,10 @@
 """Typed, immutable function configs: what the platform keeps from an app's sync.
 
 Every option is stored in the platform's own units (milliseconds, folded expressions), so
-the gates never re-read the wire format. `raw` keeps the config as received, for display.
+the gates never re-read the wire format. `raw` keeps the config as received, for display. A
+gate whose algorithm takes a config of its own declares it once, in `weir.platform.gates`
+(throttle, rate limit, debounce, batching, timeouts): the function config holds that type
+itself, under the option's name, and the gate is handed it as it is.
 """
 
 from __future__ import annotations
@@ -10,28 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
-from weir.platform.functions.problems import Problem, SyncError
+from weir.platform.gates.batching import BatchConfig
+from weir.platform.gates.debounce import DebounceConfig
+from weir.platform.gates.rate_limit import RateLimitConfig
+from weir.platform.gates.throttle import ThrottleConfig
+from weir.platform.gates.timeouts import TimeoutConfig
 
-__all__ = [
-    "AppSync",
-    "Batching",
-    "CancelOn",
-    "ConcurrencyLimit",
-    "CronTrigger",
-    "Debounce",
-    "EventTrigger",
-    "FunctionConfig",
-    "Lane",
-    "Problem",
-    "RateLimit",
-    "RollingWindow",
-    "ScopeLimit",
-    "Singleton",
-    "SyncError",
-    "Throttle",
-    "Timeouts",
-    "Trigger",
-]
+# The options whose gates take a config of their own, under the options' names.
+Batching = BatchConfig
+Debounce = DebounceConfig
+RateLimit = RateLimitConfig
+Throttle = ThrottleConfig
+Timeouts = TimeoutConfig
 
 DEFAULT_RETRIES = 4
 MAX_RETRIES = 20
@@ -70,21 +63,6 @@ class ScopeLimit:
 
 
 @dataclass(frozen=True)
-class Throttle:
-    limit: int
-    period_ms: int
-    burst: int
-    key: str | None
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    limit: int
-    period_ms: int
-    key: str | None
-
-
-@dataclass(frozen=True)
 class RollingWindow:
     """At most `limit` run starts in any `window_ms` ending now; `rate_name` shares the
     budget with every function naming the same meter (weir block `rollingWindows`)."""
@@ -93,21 +71,6 @@ class RollingWindow:
     window_ms: int
     key: str | None
     rate_name: str | None = None
-
-
-@dataclass(frozen=True)
-class Debounce:
-    period_ms: int
-    key: str | None
-    timeout_ms: int | None
-
-
-@dataclass(frozen=True)
-class Batching:
-    max_size: int
-    timeout_ms: int
-    key: str | None
-    if_expr: str | None
 
 
 @dataclass(frozen=True)
@@ -121,12 +84,6 @@ class CancelOn:
     event: str
     if_expr: str | None  # a `match` is already folded in (event.data.x == async.data.x)
     timeout_ms: int | None
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    start_ms: int | None
-    finish_ms: int | None
 
 
 @dataclass(frozen=True)

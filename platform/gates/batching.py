@@ -8,19 +8,25 @@ open batch is due flushes that batch first and opens a new one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
 
-GATE = "batching"
 FlushCause = Literal["full", "timeout"]
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class BatchConfig:
+    """Batching: declared once, as the function config holds it (`FunctionConfig.batching`)
+    and as this gate takes it."""
+
     max_size: int
     timeout_ms: int
+    key: str | None = None  # a CEL expression over `event`: a batch per value
+    if_expr: str | None = None  # events it is false for run alone
 
     def __post_init__(self) -> None:
         require_range("batch_events.max_size", self.max_size, 2)
@@ -121,4 +127,4 @@ def on_timer(state: BatchState | None, batch_id: str, now_ms: int) -> BatchTimer
 def wait_reason(state: BatchState, key: str = "") -> WaitReason:
     plural = "" if state.count == 1 else "s"
     words = f"collecting a batch ({state.count} event{plural} so far)"
-    return wait_until(GATE, key, state.flush_at_ms, words)
+    return wait_until(GateName.BATCHING, key, state.flush_at_ms, words)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import WaitReason, key_text, require_range
 
-GATE = "concurrency"
 MAX_LIMITS = 2
 
 
@@ -51,8 +51,10 @@ def describe(slot: Slot) -> str:
 
 def wait_reason(full: Sequence[Slot]) -> WaitReason:
     """No end time: a slot frees when some running step finishes."""
-    words = f"{GATE}: waiting for a free slot; " + "; ".join(describe(s) for s in full)
-    return WaitReason(gate=GATE, key=full[0].key, until_ms=None, words=words)
+    words = f"{GateName.CONCURRENCY}: waiting for a free slot; " + "; ".join(
+        describe(s) for s in full
+    )
+    return WaitReason(gate=GateName.CONCURRENCY, key=full[0].key, until_ms=None, words=words)
 
 
 def check(slots: Sequence[Slot]) -> ConcurrencyDecision:

@@ -8,9 +8,10 @@ An event arriving once the window is due opens a new window; the due one fires f
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
     MS_PER_S,
@@ -19,13 +20,16 @@ from weir.platform.gates.decisions import (
     wait_until,
 )
 
-GATE = "debounce"
 MAX_PERIOD_MS = 7 * MS_PER_DAY
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class DebounceConfig:
+    """A debounce: declared once, as the function config holds it (`FunctionConfig.debounce`)
+    and as this gate takes it."""
+
     period_ms: int
+    key: str | None = None  # a CEL expression over `event`: a window per value
     timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
@@ -135,4 +139,4 @@ def on_timer(state: DebounceState | None, window_seq: int, now_ms: int) -> Debou
 
 
 def wait_reason(state: DebounceState, key: str = "") -> WaitReason:
-    return wait_until(GATE, key, state.fire_at_ms, "collecting events")
+    return wait_until(GateName.DEBOUNCE, key, state.fire_at_ms, "collecting events")

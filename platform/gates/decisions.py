@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, TypeVar
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 
 MS_PER_S = 1_000
 MS_PER_MIN = 60 * MS_PER_S
@@ -76,8 +77,11 @@ def to_json(state: Any) -> dict[str, Any]:
     made = {}
     for name in _names(type(state)):
         value = getattr(state, name)
-        if type(value) not in _SCALARS:
-            return dataclasses.asdict(state)
+        kind = type(value)
+        if kind not in _SCALARS:
+            if kind is not GateName:
+                return dataclasses.asdict(state)
+            value = value.value  # stored as the plain word: JSON writers take it as it is
         made[name] = value
     return made
 

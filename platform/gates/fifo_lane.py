@@ -5,9 +5,8 @@ waits, naming the lane's key and the run that holds it."""
 from __future__ import annotations
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import WaitReason, key_text
-
-GATE = "lane"
 
 
 @record(slots=True)
@@ -19,7 +18,9 @@ class LaneWaitReason(WaitReason):
 
 def wait_reason(key: str, holder_run_id: str) -> LaneWaitReason:
     """No end time: the lane moves on when its holder finishes."""
-    words = f"{GATE}: queued behind run {holder_run_id}, which holds the lane{key_text(key)}"
+    words = (
+        f"{GateName.LANE}: queued behind run {holder_run_id}, which holds the lane{key_text(key)}"
+    )
     return LaneWaitReason(
-        gate=GATE, key=key, until_ms=None, words=words, holder_run_id=holder_run_id
+        gate=GateName.LANE, key=key, until_ms=None, words=words, holder_run_id=holder_run_id
     )

@@ -7,9 +7,9 @@ supplies the key text. An expired record counts as absent.
 from __future__ import annotations
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import MS_PER_DAY, SkipReason, clock_text, key_text
 
-GATE = "idempotency"
 TTL_MS = MS_PER_DAY
 
 
@@ -35,11 +35,11 @@ def is_live(record: IdempotencyRecord | None, now_ms: int) -> bool:
 
 def _skip_reason(record: IdempotencyRecord) -> SkipReason:
     words = (
-        f"{GATE}: run {record.run_id} already started{key_text(record.key)}; "
+        f"{GateName.IDEMPOTENCY}: run {record.run_id} already started{key_text(record.key)}; "
         f"the key is free again at {clock_text(record.expires_ms)}"
     )
     return SkipReason(
-        gate=GATE,
+        gate=GateName.IDEMPOTENCY,
         key=record.key,
         words=words,
         retry_at_ms=record.expires_ms,

@@ -6,7 +6,10 @@ and the sustained rate is exactly `limit` per `period`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import (
     MS_PER_H,
@@ -17,14 +20,17 @@ from weir.platform.gates.decisions import (
     require_range,
 )
 
-GATE = "rate_limit"
 MAX_PERIOD_MS = 24 * MS_PER_H
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class RateLimitConfig:
-    period_ms: int
+    """A rate limit: declared once, as the function config holds it (`FunctionConfig.rate_limit`)
+    and as this gate takes it."""
+
     limit: int
+    period_ms: int
+    key: str | None = None  # a CEL expression over `event`: a budget per value
 
     def __post_init__(self) -> None:
         require_range("rate_limit.period (ms)", self.period_ms, MS_PER_S, MAX_PERIOD_MS)
@@ -46,10 +52,10 @@ class RateLimitDecision:
 
 def _skip_reason(config: RateLimitConfig, key: str, next_ms: int) -> SkipReason:
     words = (
-        f"{GATE}: over {config.limit} per {config.period_ms} ms{key_text(key)}; "
+        f"{GateName.RATE_LIMIT}: over {config.limit} per {config.period_ms} ms{key_text(key)}; "
         f"the next event could be admitted at {clock_text(next_ms)}"
     )
-    return SkipReason(gate=GATE, key=key, words=words, retry_at_ms=next_ms)
+    return SkipReason(gate=GateName.RATE_LIMIT, key=key, words=words, retry_at_ms=next_ms)
 
 
 def admit_event(

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import (
     MS_PER_DAY,
     MS_PER_S,
@@ -33,7 +34,6 @@ from weir.platform.gates.decisions import (
     require_range,
 )
 
-GATE = "rolling_window"
 MAX_LIMIT = 100_000
 MIN_WINDOW_MS = MS_PER_S
 MAX_WINDOW_MS = MS_PER_DAY
@@ -101,7 +101,7 @@ def decide(
     times: Mapping[int, int],
     key: str = "",
     rate_name: str | None = None,
-    gate: str = GATE,
+    gate: str = GateName.ROLLING_WINDOW,
 ) -> Decision:
     """May a run queued at `order` (score, id) be authorized now? `times` maps entry numbers
     (those `probes` named) to their times; a missing one has left the window."""
@@ -164,7 +164,11 @@ def _seat_time(
 
 
 def waiting(
-    config: WindowRule, until_ms: int, key: str, rate_name: str | None, gate: str = GATE
+    config: WindowRule,
+    until_ms: int,
+    key: str,
+    rate_name: str | None,
+    gate: str = GateName.ROLLING_WINDOW,
 ) -> WaitReason:
     """Why a run waits: which window (of which gate), on which meter and key, until when."""
     rule = f"{config.limit} per {config.window_ms} ms window is full"

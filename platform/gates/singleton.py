@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import SkipReason, key_text
 
-GATE = "singleton"
 Mode = Literal["skip", "cancel"]
 Action = Literal["proceed", "skip", "cancel_holder"]
 MODES: tuple[Mode, ...] = ("skip", "cancel")
@@ -31,8 +31,8 @@ def parse_mode(value: str) -> Mode:
 
 
 def _skip_reason(key: str, holder: str) -> SkipReason:
-    words = f"{GATE}: run {holder} is already active{key_text(key)}"
-    return SkipReason(gate=GATE, key=key, words=words, holder_run_id=holder)
+    words = f"{GateName.SINGLETON}: run {holder} is already active{key_text(key)}"
+    return SkipReason(gate=GateName.SINGLETON, key=key, words=words, holder_run_id=holder)
 
 
 def decide(mode: Mode, holder_run_id: str | None, key: str = "") -> SingletonDecision:

@@ -23,23 +23,29 @@ only get later, so no limit is ever exceeded).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates import gcra
 from weir.platform.gates.decisions import MS_PER_S, WaitReason, require_range, wait_until
 from weir.platform.gates.rolling_window import WindowRule
 
-GATE = "throttle"
 # How late a start may be claimed after the moment the throttle allows it without the starts
 # after it paying for it: more than the claimer's usual lag under load, far less than the
 # gap of a restart (a backlog then still goes one slot at a time, after this much at once).
 CLAIM_SLACK_MS = 100
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ThrottleConfig:
-    period_ms: int
+    """A throttle: declared once, as the function config holds it (`FunctionConfig.throttle`)
+    and as this gate takes it."""
+
     limit: int
+    period_ms: int
     burst: int = 0
+    key: str | None = None  # a CEL expression over `event`: a meter per value
 
     def __post_init__(self) -> None:
         require_range("throttle.period (ms)", self.period_ms, MS_PER_S)
@@ -75,7 +81,7 @@ class ThrottleDecision:
 
 
 def _waiting(key: str, until_ms: int) -> WaitReason:
-    return wait_until(GATE, key, until_ms, "waiting for a slot")
+    return wait_until(GateName.THROTTLE, key, until_ms, "waiting for a slot")
 
 
 def schedule_start(

@@ -6,6 +6,7 @@ interrupted (the caller checks before each step and from a timer at the deadline
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from weir.platform.foundation.record_type import record
@@ -14,8 +15,11 @@ from weir.platform.gates.decisions import clock_text, require_range
 Which = Literal["start", "finish"]
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TimeoutConfig:
+    """Run timeouts: declared once, as the function config holds it (`FunctionConfig.timeouts`)
+    and as this gate takes it."""
+
     start_ms: int | None = None
     finish_ms: int | None = None
 

@@ -10,6 +10,7 @@ from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import (
     RAN_OPS,
     WRAPPED_MEMO_OPS,
+    GateName,
     HistoryKind,
     Opcode,
     StepStatus,
@@ -198,7 +199,7 @@ def _current(conn: Connection, run: Run | None) -> Run | None:
     names the holder when the run joined, and rewriting every queued run at each handoff
     would cost as much as the line is long."""
     why = None if run is None else run.waiting
-    if run is None or run.ended or why is None or why.get("gate") != fifo_lane.GATE:
+    if run is None or run.ended or why is None or why.get("gate") != GateName.LANE:
         return run
     lane = run.keys.get(fifo.LANE_KEY, {})
     holder = fifo.holder(conn, str(lane.get("hash", "")))

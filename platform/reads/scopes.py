@@ -5,12 +5,11 @@ from typing import Any
 
 from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.store import queue as q
 from weir.platform.store.flow import capacity
 from weir.platform.store.flow.capacity import Capacity, Change
 from weir.platform.store.records.runs import Run
-
-GATE = "concurrency"
 
 
 def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
@@ -30,9 +29,9 @@ def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
     size, used = q.size_and_use(conn, limit, now)
     scope = str(slot.get("scope", "concurrency"))
     shown = f", key {slot['key']!r}" if slot.get("key") else ""
-    words = f"{GATE}: waiting for a slot of {scope}{shown}: {used} of {size} in use"
+    words = f"{GateName.CONCURRENCY}: waiting for a slot of {scope}{shown}: {used} of {size} in use"
     return {
-        "gate": GATE,
+        "gate": GateName.CONCURRENCY,
         "key": str(slot.get("key", "")),
         "until_ms": None,
         "words": words,

@@ -11,7 +11,7 @@ from typing import Any
 
 from weir.expressions import BudgetExceeded, Expression, NotHeld, key_hash
 from weir.platform.foundation.ids import new_id
-from weir.platform.foundation.vocabulary import EventOutcome, SystemEvent
+from weir.platform.foundation.vocabulary import EventOutcome, GateName, SystemEvent
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.registry import Function, Registry
@@ -138,11 +138,11 @@ def _expressions(cand: Candidate) -> list[str]:
     cfg: FunctionConfig = cand.fn.config
     gated: list[tuple[str, Any, list[str | None]]] = [
         (gate_io.BATCH, cfg.batching, [_if(cfg), _key(cfg.batching)]),
-        (gate_io.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
-        (gate_io.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
-        (gate_io.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
-        (gate_io.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
-        (gate_io.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
+        (GateName.IDEMPOTENCY, cfg.idempotency, [cfg.idempotency]),
+        (GateName.RATE_LIMIT, cfg.rate_limit, [_key(cfg.rate_limit)]),
+        (GateName.DEBOUNCE, cfg.debounce, [_key(cfg.debounce)]),
+        (GateName.SINGLETON, cfg.singleton, [_key(cfg.singleton)]),
+        (GateName.THROTTLE, cfg.throttle, [_key(cfg.throttle)]),
     ]
     found = [e for g, option, exprs in gated if gate_io.applies(cand, g, option) for e in exprs]
     found += [limit.key for limit in cfg.concurrency] + [cfg.priority_run]

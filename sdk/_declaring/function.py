@@ -7,21 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from weir.sdk._declaring.options import (
-    Batch,
-    Cancel,
-    Checkpoint,
-    Concurrency,
-    Debounce,
-    Lane,
-    Priority,
-    RateLimit,
-    RollingWindow,
-    Singleton,
-    Throttle,
-    Timeouts,
-    Wire,
-)
+from weir.sdk._declaring import options
 from weir.sdk._declaring.problems import Problems
 from weir.sdk._declaring.scopes import Scope, scopes_wire
 from weir.sdk._declaring.triggers import Trigger, TriggerCron, TriggerEvent
@@ -35,7 +21,7 @@ MAX_ROLLING_WINDOWS = 8
 
 
 class _Option(Protocol):
-    def to_wire(self, p: Problems, option: str) -> Wire: ...
+    def to_wire(self, p: Problems, option: str) -> options.Wire: ...
 
 
 @dataclass(frozen=True)
@@ -49,22 +35,22 @@ class FunctionOptions:
     cron: str | None = None  # shorthand for TriggerCron(cron)
     triggers: tuple[Trigger, ...] = ()
     retries: int | None = None
-    concurrency: tuple[Concurrency, ...] = ()
-    throttle: Throttle | None = None
-    rate_limit: RateLimit | None = None
-    debounce: Debounce | None = None
-    batch_events: Batch | None = None
-    priority: Priority | None = None
+    concurrency: tuple[options.Concurrency, ...] = ()
+    throttle: options.Throttle | None = None
+    rate_limit: options.RateLimit | None = None
+    debounce: options.Debounce | None = None
+    batch_events: options.Batch | None = None
+    priority: options.Priority | None = None
     idempotency: str | None = None
-    singleton: Singleton | None = None
-    cancel_on: tuple[Cancel, ...] = ()
-    timeouts: Timeouts | None = None
-    rolling_window: tuple[RollingWindow, ...] = ()
+    singleton: options.Singleton | None = None
+    cancel_on: tuple[options.Cancel, ...] = ()
+    timeouts: options.Timeouts | None = None
+    rolling_window: tuple[options.RollingWindow, ...] = ()
     on_failure: Callable[..., Any] | None = None
-    lane: Lane | None = None  # Weir only: sent in the config's "weir" block
+    lane: options.Lane | None = None  # Weir only: sent in the config's "weir" block
     scopes: tuple[Scope, ...] = ()  # Weir-only: resource scopes (docs/sdk.md)
     app_limit: int | None = None  # Weir-only: slots shared by the app's functions
-    checkpoint: Checkpoint | None = None  # Weir-only, SDK side: steps run on in one request
+    checkpoint: options.Checkpoint | None = None  # Weir-only, SDK side: steps run on in one request
 
 
 @dataclass(frozen=True)
@@ -73,17 +59,17 @@ class Compiled:
 
     slug: str
     handler: Callable[..., Any]
-    config: Wire
+    config: options.Wire
     retries: int | None = None
-    checkpoint: Checkpoint | None = None
+    checkpoint: options.Checkpoint | None = None
 
     @property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.handler)
 
-    def registered(self, app_url: str) -> Wire:
+    def registered(self, app_url: str) -> options.Wire:
         """The FunctionConfig with its single step pointing back at this app."""
-        step: Wire = {"id": "step", "name": "step"}
+        step: options.Wire = {"id": "step", "name": "step"}
         if self.retries is not None:
             step["retries"] = {"attempts": self.retries}
         kind = "ws" if app_url.startswith("wss://") else "http"
@@ -114,7 +100,7 @@ class Function:
         """Check every option (problems go to `sink`) and build the registered configs."""
         p = Problems(self.options.id, sink)
         _check_identity(p, self.options, self.handler)
-        config: Wire = {"id": self.slug, "name": self.options.name or self.options.id}
+        config: options.Wire = {"id": self.slug, "name": self.options.name or self.options.id}
         config["triggers"] = _triggers(p, self.options)
         config.update(_flow_control(p, self.options))
         weir = _weir_block(p, self.options)
@@ -158,10 +144,10 @@ def _check_identity(p: Problems, o: FunctionOptions, handler: Callable[..., Any]
     p.check(retries_ok, "retries", f"must be an integer from 0 to {MAX_RETRIES}, got {o.retries!r}")
 
 
-def _checkpoint(p: Problems, value: object) -> Checkpoint | None:
+def _checkpoint(p: Problems, value: object) -> options.Checkpoint | None:
     if value is None:
         return None
-    if not isinstance(value, Checkpoint):
+    if not isinstance(value, options.Checkpoint):
         p.add("checkpoint", f"must be True or a Checkpoint(...), got {value!r}")
         return None
     value.check(p, "checkpoint")
@@ -179,7 +165,7 @@ def _all_triggers(p: Problems, o: FunctionOptions) -> list[object]:
     return [*triggers, *o.triggers]
 
 
-def _triggers(p: Problems, o: FunctionOptions) -> list[Wire]:
+def _triggers(p: Problems, o: FunctionOptions) -> list[options.Wire]:
     triggers = _all_triggers(p, o)
     count = len(triggers)
     p.check(
@@ -197,30 +183,30 @@ def _triggers(p: Problems, o: FunctionOptions) -> list[Wire]:
     return wires
 
 
-def _flow_control(p: Problems, o: FunctionOptions) -> Wire:
-    out: Wire = {}
+def _flow_control(p: Problems, o: FunctionOptions) -> options.Wire:
+    out: options.Wire = {}
     p.check(
         len(o.concurrency) <= MAX_CONCURRENCY,
         "concurrency",
         f"allows at most {MAX_CONCURRENCY} limits, got {len(o.concurrency)}",
     )
     if o.concurrency:
-        out["concurrency"] = _each(p, "concurrency", o.concurrency, Concurrency)
+        out["concurrency"] = _each(p, "concurrency", o.concurrency, options.Concurrency)
     p.check(
         len(o.cancel_on) <= MAX_CANCEL,
         "cancel_on",
         f"allows at most {MAX_CANCEL} entries, got {len(o.cancel_on)}",
     )
     if o.cancel_on:
-        out["cancel"] = _each(p, "cancel_on", o.cancel_on, Cancel)
+        out["cancel"] = _each(p, "cancel_on", o.cancel_on, options.Cancel)
     singles: Sequence[tuple[str, str, Any, type]] = (
-        ("throttle", "throttle", o.throttle, Throttle),
-        ("rate_limit", "rateLimit", o.rate_limit, RateLimit),
-        ("debounce", "debounce", o.debounce, Debounce),
-        ("batch_events", "batchEvents", o.batch_events, Batch),
-        ("priority", "priority", o.priority, Priority),
-        ("singleton", "singleton", o.singleton, Singleton),
-        ("timeouts", "timeouts", o.timeouts, Timeouts),
+        ("throttle", "throttle", o.throttle, options.Throttle),
+        ("rate_limit", "rateLimit", o.rate_limit, options.RateLimit),
+        ("debounce", "debounce", o.debounce, options.Debounce),
+        ("batch_events", "batchEvents", o.batch_events, options.Batch),
+        ("priority", "priority", o.priority, options.Priority),
+        ("singleton", "singleton", o.singleton, options.Singleton),
+        ("timeouts", "timeouts", o.timeouts, options.Timeouts),
     )
     for option, key, value, kind in singles:
         if value is not None:
@@ -232,17 +218,17 @@ def _flow_control(p: Problems, o: FunctionOptions) -> Wire:
     return out
 
 
-def _weir_block(p: Problems, o: FunctionOptions) -> Wire:
+def _weir_block(p: Problems, o: FunctionOptions) -> options.Wire:
     """Weir's own options, which the official SDK has no slot for (docs/sdk.md)."""
-    block: Wire = {}
+    block: options.Wire = {}
     if o.lane is not None:
-        block["lane"] = _one(p, "lane", o.lane, Lane)
+        block["lane"] = _one(p, "lane", o.lane, options.Lane)
     _rolling_windows(p, o, block)
     block.update(scopes_wire(p, o.scopes, o.app_limit))
     return block
 
 
-def _rolling_windows(p: Problems, o: FunctionOptions, block: Wire) -> None:
+def _rolling_windows(p: Problems, o: FunctionOptions, block: options.Wire) -> None:
     # Weir-only: sent in the function's "weir" block (docs/sdk.md).
     count = len(o.rolling_window)
     p.check(
@@ -251,18 +237,18 @@ def _rolling_windows(p: Problems, o: FunctionOptions, block: Wire) -> None:
         f"allows at most {MAX_ROLLING_WINDOWS} windows, got {count}",
     )
     if count:
-        windows = _each(p, "rolling_window", o.rolling_window, RollingWindow)
+        windows = _each(p, "rolling_window", o.rolling_window, options.RollingWindow)
         block["rollingWindows"] = windows
 
 
-def _one(p: Problems, option: str, value: Any, kind: type) -> Wire | None:
+def _one(p: Problems, option: str, value: Any, kind: type) -> options.Wire | None:
     if not isinstance(value, kind):
         p.add(option, f"must be a {kind.__name__}(...), got {value!r}")
         return None
     return cast(_Option, value).to_wire(p, option)
 
 
-def _each(p: Problems, option: str, values: Sequence[Any], kind: type) -> list[Wire | None]:
+def _each(p: Problems, option: str, values: Sequence[Any], kind: type) -> list[options.Wire | None]:
     return [_one(p, f"{option}[{i}]", v, kind) for i, v in enumerate(values)]
 
 

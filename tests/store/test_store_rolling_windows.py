@@ -152,7 +152,7 @@ def test_a_run_needing_two_scopes_is_charged_in_none_unless_both_have_room(store
 
 def test_a_start_the_throttle_defers_is_not_charged(store: Store) -> None:
     throttled = {
-        **start_throttle.payload(ThrottleConfig(10_000, 1), "t", "cc" * 16),
+        **start_throttle.payload(ThrottleConfig(period_ms=10_000, limit=1), "t", "cc" * 16),
         **rolling_windows.payload([A]),
     }
     for i in range(2):

@@ -7,10 +7,10 @@ or elsewhere in the same sync) is refused, naming both functions, their apps and
 
 from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.functions import AppSync, FunctionConfig, Problem, SyncError
 from weir.platform.functions.parse.durations import format_duration
 from weir.platform.functions.parse.rolling_windows import OPTION
-from weir.platform.gates.rolling_window import GATE
 from weir.platform.store.flow import gate_state
 from weir.platform.store.records import catalog
 
@@ -28,7 +28,7 @@ def check_rates(conn: Connection, app_id: str | None, sync: AppSync) -> None:
     the functions of the syncing app itself are replaced, so only other apps' count."""
     if not any(w.rate_name for fn in sync.functions for w in fn.rolling_windows):
         return
-    gate_state.lock(conn, f"{GATE}:meters")  # two syncs at once see each other
+    gate_state.lock(conn, f"{GateName.ROLLING_WINDOW}:meters")  # two syncs at once see each other
     declared = _registered(conn, app_id)
     problems: list[Problem] = []
     for config in sync.functions:

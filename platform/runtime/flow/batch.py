@@ -34,7 +34,7 @@ def _collect(tx: Tx, cand: Candidate, option: Batching) -> None:
     key = gate_key(cand, BATCH, option.key)
     stored = load_row(tx, BATCH, key.hash)
     state = None if stored is None else from_json(batching.BatchState, stored)
-    decision = batching.on_event(_config(option), state, tx.now, new_id(tx.now))
+    decision = batching.on_event(option, state, tx.now, new_id(tx.now))
     members = _members(stored, decision, cand)
     opened = decision.timer_at_ms is not None  # this event is the first of a new batch
     _save(tx, key, decision, members, list(cand.warnings) if opened else _warnings(stored))
@@ -46,10 +46,6 @@ def _collect(tx: Tx, cand: Candidate, option: Batching) -> None:
             tx, cand.fn.id, flush.batch_id, members[flush.batch_id], _warnings(stored)
         )
         cand.released += [released] if released is not None else []
-
-
-def _config(option: Batching) -> batching.BatchConfig:
-    return batching.BatchConfig(max_size=option.max_size, timeout_ms=option.timeout_ms)
 
 
 def _members(

@@ -2,15 +2,11 @@
 
 from dataclasses import replace
 
-from weir.platform.foundation.vocabulary import EventOutcome
-from weir.platform.functions import RateLimit, Throttle
+from weir.platform.foundation.vocabulary import EventOutcome, GateName
 from weir.platform.gates import idempotency, rate_limit, throttle
 from weir.platform.gates.decisions import to_json
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.flow.gate_io import (
-    IDEMPOTENCY,
-    RATE_LIMIT,
-    THROTTLE,
     applies,
     gate_key,
     load_meter,
@@ -26,10 +22,10 @@ from weir.platform.store.flow import gate_state, start_throttle
 def idempotency_gate(tx: Tx, cand: Candidate) -> bool:
     """One run per key per 24 h: skip while another run holds the key (claimed at creation)."""
     expr = cand.fn.config.idempotency
-    if expr is None or not applies(cand, IDEMPOTENCY, expr):
+    if expr is None or not applies(cand, GateName.IDEMPOTENCY, expr):
         return True
-    key = gate_key(cand, IDEMPOTENCY, expr)
-    held = load_state(tx, IDEMPOTENCY, key.hash, idempotency.IdempotencyRecord)
+    key = gate_key(cand, GateName.IDEMPOTENCY, expr)
+    held = load_state(tx, GateName.IDEMPOTENCY, key.hash, idempotency.IdempotencyRecord)
     decision = idempotency.claim(held, key.text, "", tx.now)
     if decision.skip is None:
         return True
@@ -42,12 +38,12 @@ def claim_idempotency(tx: Tx, cand: Candidate, run_id: str) -> None:
     expr = cand.fn.config.idempotency
     if expr is None:
         return
-    key = gate_key(cand, IDEMPOTENCY, expr)
-    held = load_state(tx, IDEMPOTENCY, key.hash, idempotency.IdempotencyRecord)
+    key = gate_key(cand, GateName.IDEMPOTENCY, expr)
+    held = load_state(tx, GateName.IDEMPOTENCY, key.hash, idempotency.IdempotencyRecord)
     decision = idempotency.claim(held, key.text, run_id, tx.now)
     if decision.admitted:
         record = decision.record
-        gate_state.save(tx.conn, IDEMPOTENCY, key.hash, to_json(record), record.expires_ms)
+        gate_state.save(tx.conn, GateName.IDEMPOTENCY, key.hash, to_json(record), record.expires_ms)
 
 
 def rate_limit_gate(tx: Tx, cand: Candidate) -> bool:
@@ -55,20 +51,16 @@ def rate_limit_gate(tx: Tx, cand: Candidate) -> bool:
     limit = cand.fn.config.rate_limit
     if limit is None or cand.fn.config.idempotency is not None:
         return True
-    if not applies(cand, RATE_LIMIT, limit):
+    if not applies(cand, GateName.RATE_LIMIT, limit):
         return True
-    key = gate_key(cand, RATE_LIMIT, limit.key)
-    meter = load_meter(tx, RATE_LIMIT, key.hash)
-    decision = rate_limit.admit_event(_rate_config(limit), meter, tx.now, key.text)
+    key = gate_key(cand, GateName.RATE_LIMIT, limit.key)
+    meter = load_meter(tx, GateName.RATE_LIMIT, key.hash)
+    decision = rate_limit.admit_event(limit, meter, tx.now, key.text)
     if decision.skip is None:
-        save_meter(tx, RATE_LIMIT, key.hash, decision.state)
+        save_meter(tx, GateName.RATE_LIMIT, key.hash, decision.state)
         return True
     record_all(tx, cand, EventOutcome.RATE_LIMITED, None, decision.skip.words)
     return False
-
-
-def _rate_config(limit: RateLimit) -> rate_limit.RateLimitConfig:
-    return rate_limit.RateLimitConfig(period_ms=limit.period_ms, limit=limit.limit)
 
 
 def place_throttled(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
@@ -77,19 +69,14 @@ def place_throttled(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     limit = cand.fn.config.throttle
     if limit is None:
         return plan
-    key = gate_key(cand, THROTTLE, limit.key)
-    meter = load_meter(tx, THROTTLE, key.hash)
-    config = _throttle_config(limit)
-    decision = throttle.schedule_start(config, meter, tx.now, key.text)
-    save_meter(tx, THROTTLE, key.hash, decision.state)
+    key = gate_key(cand, GateName.THROTTLE, limit.key)
+    meter = load_meter(tx, GateName.THROTTLE, key.hash)
+    decision = throttle.schedule_start(limit, meter, tx.now, key.text)
+    save_meter(tx, GateName.THROTTLE, key.hash, decision.state)
     return replace(
         plan,
         start_at=decision.start_ms,
         waiting=None if decision.wait is None else to_json(decision.wait),
-        keys={**plan.keys, THROTTLE: {"key": key.text, "hash": key.hash}},
-        start_payload=start_throttle.payload(config, key.text, key.hash),
+        keys={**plan.keys, GateName.THROTTLE.value: {"key": key.text, "hash": key.hash}},
+        start_payload=start_throttle.payload(limit, key.text, key.hash),
     )
-
-
-def _throttle_config(limit: Throttle) -> throttle.ThrottleConfig:
-    return throttle.ThrottleConfig(period_ms=limit.period_ms, limit=limit.limit, burst=limit.burst)

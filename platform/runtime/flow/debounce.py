@@ -6,15 +6,12 @@ window's new end (the pure algorithm says when), so a burst costs one queue item
 
 from typing import Any
 
-from weir.platform.foundation.vocabulary import EventOutcome, QueueKind
-from weir.platform.functions import Debounce
+from weir.platform.foundation.vocabulary import EventOutcome, GateName, QueueKind
 from weir.platform.gates import debounce
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.flow.gate_io import (
     BATCH,
-    DEBOUNCE,
-    RATE_LIMIT,
     applies,
     gate_key,
     load_row,
@@ -32,13 +29,13 @@ SEQ_PER_MS = 1000  # arrival numbers: tied to the clock, so a new window never r
 
 def gate(tx: Tx, cand: Candidate) -> bool:
     option = cand.fn.config.debounce
-    if option is None or not applies(cand, DEBOUNCE, option):
+    if option is None or not applies(cand, GateName.DEBOUNCE, option):
         return True
-    key = gate_key(cand, DEBOUNCE, option.key)
-    stored = load_row(tx, DEBOUNCE, key.hash)
+    key = gate_key(cand, GateName.DEBOUNCE, option.key)
+    stored = load_row(tx, GateName.DEBOUNCE, key.hash)
     state = None if stored is None else from_json(debounce.DebounceState, stored)
     incoming = debounce.DebounceEvent(cand.event_ids[0], _ts(cand, tx.now), _seq(stored, tx.now))
-    decision = debounce.on_event(_config(option), state, incoming, tx.now)
+    decision = debounce.on_event(option, state, incoming, tx.now)
     if decision.fire is not None and stored is not None:  # the old window is due: run it first
         released = _fire(tx, cand.fn.id, key.hash, stored)
         cand.released += [released] if released is not None else []
@@ -65,10 +62,6 @@ def _note_superseded(tx: Tx, cand: Candidate, before: str, kept: str) -> None:
     )
 
 
-def _config(option: Debounce) -> debounce.DebounceConfig:
-    return debounce.DebounceConfig(period_ms=option.period_ms, timeout_ms=option.timeout_ms)
-
-
 def _ts(cand: Candidate, now: int) -> int:
     ts = cand.event.get("ts")
     return ts if isinstance(ts, int) and not isinstance(ts, bool) else now
@@ -92,7 +85,7 @@ def _save(
     # The run gets the warnings of the event it will receive.
     warnings = list(cand.warnings) if ours or stored is None else stored.get("warnings", [])
     extra = {"key": key_text, "last_seq": seq, "warnings": warnings}
-    gatestate.save(tx.conn, DEBOUNCE, key_hash, {**to_json(state), **extra}, None)
+    gatestate.save(tx.conn, GateName.DEBOUNCE, key_hash, {**to_json(state), **extra}, None)
 
 
 def _dedupe(key_hash: str, window_seq: int) -> str:
@@ -109,13 +102,13 @@ def on_timer(tx: Tx, item: q.Claimed) -> Candidate | None:
     """The window's run to admit, if its timer found it due."""
     key_hash = str(item.payload["key_hash"])
     window_seq = int(item.payload["window_seq"])
-    stored = load_row(tx, DEBOUNCE, key_hash)
+    stored = load_row(tx, GateName.DEBOUNCE, key_hash)
     state = None if stored is None else from_json(debounce.DebounceState, stored)
     result = debounce.on_timer(state, window_seq, tx.now)
     if result.retry_at_ms is not None:  # restarted since the timer was set
         _arm(tx, item.function_id or "", key_hash, window_seq, result.retry_at_ms)
     elif result.fire is not None and stored is not None:
-        gatestate.drop(tx.conn, DEBOUNCE, key_hash)
+        gatestate.drop(tx.conn, GateName.DEBOUNCE, key_hash)
         return _start(tx, item.function_id or "", stored)
     return None
 
@@ -134,5 +127,7 @@ def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> Candidate | None:
         return None  # the function is gone, or its events were pruned: nothing to start
     payload = [event.payload]
     warnings = [str(w) for w in stored.get("warnings", [])]
-    skip = frozenset({BATCH, DEBOUNCE, RATE_LIMIT})  # it passed those when it arrived
+    skip = frozenset(
+        {BATCH, GateName.DEBOUNCE, GateName.RATE_LIMIT}
+    )  # it passed those when it arrived
     return Candidate(fn, [event.id], payload, event.received_at, warnings, skip_gates=skip)

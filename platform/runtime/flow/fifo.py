@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from weir.expressions import key_hash
-from weir.platform.foundation.vocabulary import QueueKind
+from weir.platform.foundation.vocabulary import GateName, QueueKind
 from weir.platform.functions import Lane
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
@@ -36,13 +36,13 @@ LANE = fifo.LANE_KEY  # where a run's keys name its lane
 def lane_key(cand: Candidate, option: Lane) -> EvaluatedKey:
     """The candidate's lane. A named lane is shared by every function naming it, by key value
     alone (their key expressions may be written differently)."""
-    key = evaluate_key(f"{fifo_lane.GATE}\x00{cand.fn.id}", option.key, cand.event)
-    note = None if key.warning is None else f"{fifo_lane.GATE}: {key.warning}"
+    key = evaluate_key(f"{GateName.LANE}\x00{cand.fn.id}", option.key, cand.event)
+    note = None if key.warning is None else f"{GateName.LANE}: {key.warning}"
     if note is not None and note not in cand.warnings:
         cand.warnings.append(note)
     if option.name is None:
         return key
-    shared = key_hash(f"{fifo_lane.GATE}\x00name\x00{option.name}\x00{key.text}")
+    shared = key_hash(f"{GateName.LANE}\x00name\x00{option.name}\x00{key.text}")
     return replace(key, hash=shared)
 
 
@@ -50,8 +50,8 @@ def lane_id(fn_id: str, option: Lane, text: str) -> str:
     """The id of the lane whose key reads `text` (as lanes show it; up to 512 characters), as
     `lane_key` gives it to runs: how an operator finds a lane by its key (the lane view)."""
     if option.name is not None:
-        return key_hash(f"{fifo_lane.GATE}\x00name\x00{option.name}\x00{text}")
-    namespace = f"{fifo_lane.GATE}\x00{fn_id}"
+        return key_hash(f"{GateName.LANE}\x00name\x00{option.name}\x00{text}")
+    namespace = f"{GateName.LANE}\x00{fn_id}"
     if option.key is None:
         return key_hash(namespace)
     return key_hash(f"{namespace}\x00{option.key}\x00{text}")

@@ -14,13 +14,8 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store.flow import gate_state as gatestate
 from weir.platform.store.records import events as event_records
 
-# Gate names: the `gate` column of gate_state, and what Candidate.skip_gates holds.
+# Batching's gate_state rows and key namespace: named before GateName, stored, so kept.
 BATCH = "batch"
-IDEMPOTENCY = "idempotency"
-RATE_LIMIT = "rate_limit"
-DEBOUNCE = "debounce"
-SINGLETON = "singleton"
-THROTTLE = "throttle"
 
 S = TypeVar("S")
 

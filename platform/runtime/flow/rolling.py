@@ -10,8 +10,8 @@ declares it, so every function naming it draws on one budget.
 from dataclasses import replace
 
 from weir.expressions import key_hash, stable_key
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.functions import RollingWindow
-from weir.platform.gates.rolling_window import GATE
 from weir.platform.runtime.capacity import rates as rate_capacities
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import EvaluatedKey, evaluate_key, evaluate_value
@@ -33,19 +33,21 @@ def place_windows(cand: Candidate, plan: RunPlan) -> RunPlan:
     shown = [{"key": s.key, "hash": s.hash, "meter": s.rate_name} for s in scopes]
     return replace(
         plan,
-        keys={**plan.keys, GATE: shown},
+        keys={**plan.keys, GateName.ROLLING_WINDOW.value: shown},
         start_payload={**plan.start_payload, **rolling_windows.payload(scopes)},
     )
 
 
 def _scope(cand: Candidate, window: RollingWindow) -> Scope:
     if window.rate_name is None:
-        namespace = f"{GATE}\x00{cand.fn.id}\x00{window.limit}\x00{window.window_ms}"
+        namespace = (
+            f"{GateName.ROLLING_WINDOW}\x00{cand.fn.id}\x00{window.limit}\x00{window.window_ms}"
+        )
         key = _key(cand, namespace, window.key)
         return Scope(key.hash, window.limit, window.window_ms, key.text)
     # A meter is shared across functions whose key expressions differ: its scope is the
     # key's value alone (in full, not the readable text cut to 512 bytes).
-    namespace = f"{GATE}\x00meter\x00{window.rate_name}"
+    namespace = f"{GateName.ROLLING_WINDOW}\x00meter\x00{window.rate_name}"
     key = _key(cand, namespace, window.key)
     value = "" if window.key is None or key.warning else _full_text(window.key, cand)
     scope_hash = key_hash(f"{namespace}\x00{value}")
@@ -55,7 +57,7 @@ def _scope(cand: Candidate, window: RollingWindow) -> Scope:
 def _key(cand: Candidate, namespace: str, expression: str | None) -> EvaluatedKey:
     key = evaluate_key(namespace, expression, cand.event)
     if key.warning is not None:
-        note = f"{GATE}: {key.warning}"
+        note = f"{GateName.ROLLING_WINDOW}: {key.warning}"
         if note not in cand.warnings:
             cand.warnings.append(note)
     return key

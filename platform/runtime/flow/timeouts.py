@@ -7,7 +7,6 @@ earliest it could be (creation + finish) and re-arms itself until the run's star
 """
 
 from weir.platform.foundation.vocabulary import QueueKind
-from weir.platform.functions import Timeouts
 from weir.platform.gates import timeouts
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.runs import cancel_run, enqueue_timer
@@ -41,15 +40,11 @@ def on_timer(tx: Tx, item: q.Claimed) -> None:
     fn = None if run is None else tx.registry.by_id.get(run.function_id)
     if run is None or run.ended or fn is None or fn.config.timeouts is None:
         return
-    config = _config(fn.config.timeouts)
+    config = fn.config.timeouts
     if item.payload.get("which") == START:
         _check_start(tx, run, config)
     else:
         _check_finish(tx, run, config)
-
-
-def _config(option: Timeouts) -> timeouts.TimeoutConfig:
-    return timeouts.TimeoutConfig(start_ms=option.start_ms, finish_ms=option.finish_ms)
 
 
 def _check_start(tx: Tx, run: Run, config: timeouts.TimeoutConfig) -> None:

@@ -23,6 +23,7 @@ plain Enum or a UUID is written as its value.
 
 import json
 import re
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -40,9 +41,18 @@ _LONG_NUMBER_BYTES = re.compile(rb"[0-9]{19}")
 def dumps(value: Any) -> str:
     """Compact JSON text of `value`."""
     try:
-        return orjson.dumps(value, option=_OPTIONS).decode()
+        return orjson.dumps(value, option=_OPTIONS, default=_word).decode()
     except TypeError:  # orjson.JSONEncodeError is one
         return json.dumps(value, separators=(",", ":"))
+
+
+def _word(value: Any) -> Any:
+    """Weir's words (`StrEnum` members, which orjson passes here as str subclasses) are written
+    as the plain strings they are, as `json` writes them; anything else orjson refused goes to
+    `json` as before."""
+    if isinstance(value, StrEnum):
+        return value.value
+    raise TypeError
 
 
 def loads(text: str | bytes) -> Any:

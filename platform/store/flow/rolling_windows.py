@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates import rolling_window as rw
 from weir.platform.gates.decisions import to_json
 from weir.platform.store import database
@@ -73,11 +74,12 @@ class Scope:
     key: str = ""
     rate_name: str | None = None
     capacity: str = ""  # the live capacity whose stored size replaces `limit` ("": none)
-    gate: str = rw.GATE  # whose window: a declared one, or a throttle's period window
+    # whose window: a declared one, or a throttle's period window
+    gate: str = GateName.ROLLING_WINDOW.value
 
     @property
     def config(self) -> rw.WindowRule:
-        if self.gate != rw.GATE:  # a throttle's window has the throttle's bounds
+        if self.gate != GateName.ROLLING_WINDOW:  # a throttle's window has the throttle's bounds
             return rw.WindowRule(self.limit, self.window_ms)
         return rw.WindowConfig(self.limit, self.window_ms)
 
@@ -117,7 +119,7 @@ def check(
     scopes = sorted([*declared.values(), *also], key=_by_hash)
     scopes = _sized(conn, scopes)
     for scope in scopes:
-        if not dialect.try_lock(conn, dialect.GATE_KEY, f"{rw.GATE}:{scope.hash}"):
+        if not dialect.try_lock(conn, dialect.GATE_KEY, f"{GateName.ROLLING_WINDOW}:{scope.hash}"):
             return BUSY
     decided = [_decide(conn, scope, now, (row.score, row.id)) for scope in scopes]
     combined = rw.combine([one.decision for one in decided])
@@ -217,7 +219,7 @@ def sweep(conn: Connection, now: int, limit: int) -> int:
     gone = 0
     for idle in conn.execute(_IDLE, {"b_now": now, "b_limit": limit}).all():
         scope = str(idle.scope_hash)
-        if not dialect.try_lock(conn, dialect.GATE_KEY, f"{rw.GATE}:{scope}"):
+        if not dialect.try_lock(conn, dialect.GATE_KEY, f"{GateName.ROLLING_WINDOW}:{scope}"):
             continue
         if conn.execute(_DROP_HEADER, {"b_scope": scope, "b_now": now}).rowcount:
             conn.execute(_DROP_LOG, {"b_scope": scope})

@@ -12,11 +12,13 @@ lock makes check and update one step across processes; a claimer that finds one 
 the item for its next look.
 """
 
+import functools
 import hashlib
 import json
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, update
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates import throttle
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.store.engine import dialect
@@ -26,7 +28,7 @@ from weir.platform.store.flow.rolling_windows import Scope
 from weir.platform.store.flow.start_verdict import BUSY, GO, Verdict
 
 GATE = "throttle_start"  # gate_state rows: StartMeter per throttle key
-PAYLOAD_KEY = "throttle"  # in a start item's payload
+PAYLOAD_KEY = GateName.THROTTLE.value  # in a start item's payload
 
 _METER = (
     select(gate_state.c.state, gate_state.c.expires_at)
@@ -42,9 +44,20 @@ _WAITING = update(runs).where(runs.c.id == bindparam("b_run")).values(waiting=bi
 
 
 def payload(config: throttle.ThrottleConfig, key_text: str, key_hash: str) -> dict[str, Any]:
-    """What a start item carries so that the claim can check it without the function."""
-    spec = {"key": key_text, "hash": key_hash, **to_json(config)}
-    return {PAYLOAD_KEY: spec}
+    """What a start item carries so that the claim can check it without the function: the
+    evaluated key and the throttle's numbers (not its key expression)."""
+    numbers = {"period_ms": config.period_ms, "limit": config.limit, "burst": config.burst}
+    return {PAYLOAD_KEY: {"key": key_text, "hash": key_hash, **numbers}}
+
+
+@functools.lru_cache(maxsize=1024)
+def _config(period_ms: int, limit: int, burst: int) -> throttle.ThrottleConfig:
+    """The throttle a start item names, built once per distinct one (a config is frozen)."""
+    return throttle.ThrottleConfig(limit, period_ms, burst)
+
+
+def _config_of(spec: dict[str, Any]) -> throttle.ThrottleConfig:
+    return _config(int(spec["period_ms"]), int(spec["limit"]), int(spec["burst"]))
 
 
 def window(item_payload: dict[str, Any]) -> list[Scope]:
@@ -54,11 +67,11 @@ def window(item_payload: dict[str, Any]) -> list[Scope]:
     spec = item_payload.get(PAYLOAD_KEY)
     if spec is None:
         return []
-    config = throttle.ThrottleConfig(spec["period_ms"], spec["limit"], spec["burst"])
+    config = _config_of(spec)
     rule = config.window
     scope_hash = hashlib.sha256(f"{GATE}\x00window\x00{spec['hash']}".encode()).hexdigest()
     key = str(spec["key"])
-    return [Scope(scope_hash[:32], rule.limit, rule.window_ms, key, gate=throttle.GATE)]
+    return [Scope(scope_hash[:32], rule.limit, rule.window_ms, key, gate=GateName.THROTTLE.value)]
 
 
 def check(conn: Connection, row: Any, item_payload: dict[str, Any], now: int) -> Verdict:
@@ -69,7 +82,7 @@ def check(conn: Connection, row: Any, item_payload: dict[str, Any], now: int) ->
     key_hash = str(spec["hash"])
     if not dialect.try_lock(conn, dialect.GATE_KEY, f"{GATE}:{key_hash}"):
         return BUSY
-    config = throttle.ThrottleConfig(spec["period_ms"], spec["limit"], spec["burst"])
+    config = _config_of(spec)
     meter = _load(conn, key_hash, now)
     key = str(spec["key"])
     decision = throttle.claim_start(config, meter, now, (row.score, row.id), key)

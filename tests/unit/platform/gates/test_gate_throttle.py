@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import pytest
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates import throttle
 from weir.platform.gates.decisions import from_json, to_json
 from weir.platform.gates.gcra import GcraState
@@ -205,9 +206,11 @@ def test_the_period_window_is_limit_plus_burst_per_period() -> None:
 
 def test_a_full_period_window_says_the_throttle_waits() -> None:
     rule = throttle.ThrottleConfig(period_ms=1_000, limit=1).window
-    first = decide(rule, None, NOON, (0, 0), {}, "acme", None, throttle.GATE)
+    first = decide(rule, None, NOON, (0, 0), {}, "acme", None, GateName.THROTTLE)
     assert first.admitted
-    second = decide(rule, first.ledger, NOON + 10, (1, 1), {0: NOON}, "acme", None, throttle.GATE)
+    second = decide(
+        rule, first.ledger, NOON + 10, (1, 1), {0: NOON}, "acme", None, GateName.THROTTLE
+    )
     assert (second.admitted, second.at_ms) == (False, NOON + 1_000)
     assert second.wait is not None and second.wait.gate == "throttle"
     assert second.wait.words.startswith("throttle: 1 per 1000 ms window is full until 12:00:01")
