@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from weir.platform.gates.rate_limit import RateLimitConfig, admit_event  # noqa: E402
 
-from bench.bench_platform import baseline_build  # noqa: E402
+from bench.bench_platform import baseline_build, baseline_python  # noqa: E402
 from tests.integration.audit import window_peak  # noqa: E402
 from tests.integration.harness import AppServer, Process, WeirServer, wait_until  # noqa: E402
 
@@ -89,6 +89,7 @@ def serve_build(
     weir = WeirServer(home)
     if weir_path is not None:
         weir.env = weir.env | {"PYTHONPATH": str(weir_path)}
+        weir.args[0] = baseline_python(weir_path)  # its isolated workers import it too
     app = AppServer(home, module, app_id, weir.url)
     Process.start(weir)  # a busy machine may need longer than the harness waits
     wait_until(lambda: httpx.get(f"{weir.url}/health").status_code == 200, 180)

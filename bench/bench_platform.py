@@ -44,6 +44,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Iterator
@@ -155,11 +156,13 @@ class Process:
                 self.proc.wait(10)
 
 
-def python_args(module_args: list[str], mode: str, out: Path | None) -> list[str]:
+def python_args(
+    module_args: list[str], mode: str, out: Path | None, python: str = sys.executable
+) -> list[str]:
     """`python -m <module_args>`, or the same through `_wrapped` (see `run_wrapped`)."""
     if out is None:
-        return [sys.executable, "-m", *module_args]
-    wrapper = [sys.executable, str(Path(__file__).resolve()), "_wrapped", mode, str(out), "--"]
+        return [python, "-m", *module_args]
+    wrapper = [python, str(Path(__file__).resolve()), "_wrapped", mode, str(out), "--"]
     return [*wrapper, *module_args]
 
 
@@ -236,7 +239,9 @@ async def start_stack(
     db_path = tmp / f"weir-{weir_port}.db"
     weir_args = ["weir", "dev", "--port", str(weir_port), "--database-url", f"sqlite:///{db_path}"]
     weir_args += ["-u", f"{app_url}/api/inngest"]
-    weir_cmd = python_args(weir_args, "profile" if profiled else "cpu", out.with_suffix(".weir"))
+    python = sys.executable if weir_path is None else baseline_python(weir_path)
+    mode = "profile" if profiled else "cpu"
+    weir_cmd = python_args(weir_args, mode, out.with_suffix(".weir"), python)
     weir_env = env if weir_path is None else env | {"PYTHONPATH": str(weir_path)}
     weir = Process("weir", weir_cmd, weir_env, tmp / "weir.log")
     stats = out.with_suffix(".weir.stats.json")
@@ -250,8 +255,12 @@ def _reads_checkpoints(weir_path: Path | None) -> bool:
     """Whether the Weir build reads checkpointed answers (the current one does)."""
     if weir_path is None:
         return True
-    vocabulary = (weir_path / "weir").resolve() / ".." / "foundation/vocabulary.py"
-    return "RunComplete" in vocabulary.resolve().read_text()
+    platform = (weir_path / "weir").resolve() / ".."
+    for place in ("foundation/vocabulary.py", "vocabulary.py"):  # the rooms moved it
+        vocabulary = (platform / place).resolve()
+        if vocabulary.exists():
+            return "RunComplete" in vocabulary.read_text()
+    return False
 
 
 async def wait_http(session: aiohttp.ClientSession, url: str, proc: Process) -> None:
@@ -500,7 +509,26 @@ def baseline_build(ref: str, tmp: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     (pkg / "weir").symlink_to(src / "platform" / "_entry")
+    _baseline_venv(pkg)
     return pkg
+
+
+def baseline_python(pkg: Path) -> str:
+    """The interpreter that runs the baseline build in `pkg` (see `_baseline_venv`)."""
+    return str(pkg.parent / "baseline-venv" / "bin" / "python")
+
+
+def _baseline_venv(pkg: Path) -> None:
+    """A venv whose every process imports the baseline build, isolated ones too: Weir starts
+    its ingest workers as `python -I -m ...`, which ignores PYTHONPATH and so, from this
+    venv, would import the current tree's modules. One .pth puts the build ahead of this
+    venv's packages (read as a plain folder: the editable install of the current tree, set up
+    by a .pth of its own there, is left out)."""
+    venv = pkg.parent / "baseline-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    ours = sysconfig.get_paths()["purelib"]
+    (site / "weir-baseline.pth").write_text(f"{pkg}\n{ours}\n")
 
 
 async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:

@@ -25,7 +25,7 @@ def scope_wait(conn: Connection, run: Run, now: int) -> dict[str, Any] | None:
     )
     if slot is None:
         return None
-    limit = q.Limit(key, int(slot.get("limit", 0)), str(slot.get("capacity", "")))
+    limit = q.SlotLimit(key, int(slot.get("limit", 0)), str(slot.get("capacity", "")))
     size, used = q.size_and_use(conn, limit, now)
     scope = str(slot.get("scope", "concurrency"))
     shown = f", key {slot['key']!r}" if slot.get("key") else ""

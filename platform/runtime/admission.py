@@ -28,7 +28,7 @@ from weir.platform.runtime.keys import (
 from weir.platform.runtime.runs import RunPlan, create_run
 from weir.platform.runtime.steps.invoke import fail_invoke
 from weir.platform.runtime.tx import Tx
-from weir.platform.store.queue import Limit
+from weir.platform.store.queue import SlotLimit
 from weir.platform.store.records import events as event_records
 
 
@@ -197,7 +197,7 @@ def _score(cand: Candidate, created: int) -> int:
     return priority.run_score_ms(created, evaluate_value(expr, cand.event))
 
 
-def _lane(fn: Function, limits: tuple[Limit, ...]) -> str:
+def _lane(fn: Function, limits: tuple[SlotLimit, ...]) -> str:
     """Runs needing the same keys share a lane (the declared limits keep old lanes apart)."""
     if not any(limit.limit > 0 for limit in limits):
         return fn.id

@@ -41,7 +41,7 @@ class RunPlan:
     start_at: int
     score: int
     lane: str
-    limits: tuple[q.Limit, ...] = ()
+    limits: tuple[q.SlotLimit, ...] = ()
     keys: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     batch_id: str | None = None
@@ -101,7 +101,7 @@ def enqueue_call(
     run_id: str,
     fn_id: str,
     lane: str,
-    limits: tuple[q.Limit, ...],
+    limits: tuple[q.SlotLimit, ...],
     at: int,
     score: int,
     step_id: str = DISCOVERY,

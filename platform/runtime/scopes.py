@@ -15,7 +15,7 @@ from weir.platform.functions import FunctionConfig
 from weir.platform.functions.parse.scopes import check_key_text
 from weir.platform.registry import Function
 from weir.platform.runtime.keys import evaluate_key, key_text
-from weir.platform.store.queue import Limit
+from weir.platform.store.queue import SlotLimit
 
 MAX_NAME = 200  # readable names cut expressions short; the id is exact anyway
 
@@ -117,14 +117,14 @@ def _scope_key(decl: Declared, event: dict[str, Any]) -> tuple[str, str | None]:
 
 @record
 class RunLimits:
-    limits: tuple[Limit, ...]
+    limits: tuple[SlotLimit, ...]
     shown: dict[str, Any]  # the run's keys, readable: slot name -> key, hash, limit, capacity
     warnings: list[str]
 
 
 def run_limits(fn: Function, event: dict[str, Any]) -> RunLimits:
     """The keys a run of `fn` on `event` needs; raises ScopeKeyError on a broken scope key."""
-    limits: list[Limit] = []
+    limits: list[SlotLimit] = []
     shown: dict[str, Any] = {}
     warnings: list[str] = []
     for decl in of_function(fn):
@@ -134,7 +134,7 @@ def run_limits(fn: Function, event: dict[str, Any]) -> RunLimits:
             evaluated = evaluate_key(decl.namespace, decl.key, event)
             text, hashed = evaluated.text, evaluated.hash
             warnings += [evaluated.warning] if evaluated.warning else []
-        limits.append(Limit(hashed, decl.limit, decl.capacity_id))
+        limits.append(SlotLimit(hashed, decl.limit, decl.capacity_id))
         shown[decl.slot] = {
             "key": text,
             "hash": hashed,

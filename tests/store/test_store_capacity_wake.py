@@ -18,8 +18,8 @@ KIND = CapacityKind.CONCURRENCY
 def enqueue_lanes(store: Store, names: list[str], key: str, first_score: int = 0) -> None:
     """One lane per name (each its own function key), all needing a slot of `key`."""
     for i, name in enumerate(names):
-        own = q.Limit(f"own-{name}".ljust(32, "x"), 0, "")  # limit 0: no limit of its own
-        item = new_item(name, score=first_score + i, limits=(own, q.Limit(key, 1, CAP)))
+        own = q.SlotLimit(f"own-{name}".ljust(32, "x"), 0, "")  # limit 0: no limit of its own
+        item = new_item(name, score=first_score + i, limits=(own, q.SlotLimit(key, 1, CAP)))
         store.write(partial(q.enqueue, item=item))
 
 

@@ -44,7 +44,9 @@ def lanes(store: Store) -> dict[str, tuple[object, ...]]:
     return {str(row[0]): row[1:] for row in rows}
 
 
-def hot_lane(store: Store, n: int, limits: tuple[q.Limit, ...] = (q.Limit(K1, 1),)) -> q.Claimed:
+def hot_lane(
+    store: Store, n: int, limits: tuple[q.SlotLimit, ...] = (q.SlotLimit(K1, 1),)
+) -> q.Claimed:
     enqueue(store, *(new_item("hot", score=i, step_id=f"s{i}", limits=limits) for i in range(n)))
     [first] = claim(store, now=0)
     assert claim(store, now=1) == []  # the key is full: the lane is parked on it
@@ -57,7 +59,7 @@ def test_the_next_item_of_the_lane_takes_the_slot_in_the_same_transaction(store:
     assert parked[2] == K1
     second = finish_and_hand_on(store, first, now=5)
     assert second is not None and second.step_id == "s1"
-    assert (second.claimed_at, second.keys, second.limits) == (5, (K1,), (q.Limit(K1, 1),))
+    assert (second.claimed_at, second.keys, second.limits) == (5, (K1,), (q.SlotLimit(K1, 1),))
     assert second.fences == {K1: first.fences[K1] + 1}  # a new holder: a higher token
     assert slots(store) == [(K1, second.id, 5 + LEASE)]  # the same key's one slot, moved
     assert lanes(store)["hot"] == parked  # neither woken nor parked again
@@ -70,7 +72,7 @@ def test_the_next_item_of_the_lane_takes_the_slot_in_the_same_transaction(store:
 
 def test_a_lane_parked_on_the_key_makes_the_claim_decide(store: Store) -> None:
     first = hot_lane(store, 2)
-    enqueue(store, new_item("other", score=-1, limits=(q.Limit(K1, 1),)))
+    enqueue(store, new_item("other", score=-1, limits=(q.SlotLimit(K1, 1),)))
     assert claim(store, now=2) == []
     assert lanes(store)["other"][2] == K1  # waits for the key, with an older head
     assert finish_and_hand_on(store, first, now=3) is None
@@ -91,7 +93,7 @@ def test_older_due_work_elsewhere_goes_to_the_claim_first(store: Store) -> None:
 
 def test_a_next_item_not_due_yet_leaves_the_slot_free(store: Store) -> None:
     first = hot_lane(store, 1)
-    enqueue(store, new_item("hot", score=1, available_at=50, limits=(q.Limit(K1, 1),)))
+    enqueue(store, new_item("hot", score=1, available_at=50, limits=(q.SlotLimit(K1, 1),)))
     assert finish_and_hand_on(store, first, now=3) is None
     assert slots(store) == []
     assert lanes(store)["hot"][2] is None  # woken: its item is due at 50
@@ -104,7 +106,7 @@ def test_a_capacity_lowered_under_the_other_holders_keeps_new_holders_waiting(
 ) -> None:
     kind = CapacityKind.CONCURRENCY
     store.write(lambda c: capacity.declare(c, kind, CAP, "shared", 2, 0))
-    limits = (q.Limit(K1, 2, CAP),)
+    limits = (q.SlotLimit(K1, 2, CAP),)
     enqueue(store, *(new_item("hot", score=i, limits=limits) for i in range(4)))
     a, b = claim(store, now=0)
     store.write(lambda c: capacity.set_capacity(c, kind, CAP, 1, 1, "alice", 1))
@@ -117,7 +119,7 @@ def test_a_capacity_lowered_under_the_other_holders_keeps_new_holders_waiting(
 
 
 def test_every_key_of_the_lane_moves_to_the_next_item(store: Store) -> None:
-    first = hot_lane(store, 2, limits=(q.Limit(K1, 1), q.Limit(K2, 3)))
+    first = hot_lane(store, 2, limits=(q.SlotLimit(K1, 1), q.SlotLimit(K2, 3)))
     nxt = finish_and_hand_on(store, first, now=4)
     assert nxt is not None and nxt.keys == (K1, K2)
     assert nxt.fences.keys() == {K1}  # only a key of limit 1 has fencing tokens
@@ -127,7 +129,9 @@ def test_every_key_of_the_lane_moves_to_the_next_item(store: Store) -> None:
 def test_a_next_start_deferred_by_its_rolling_window_frees_the_slot(store: Store) -> None:
     window = Scope("ww" * 16, limit=1, window_ms=1_000)
     payload = rolling_windows.payload([window])
-    items = [new_item("hot", score=i, limits=(q.Limit(K1, 1),), payload=payload) for i in range(2)]
+    items = [
+        new_item("hot", score=i, limits=(q.SlotLimit(K1, 1),), payload=payload) for i in range(2)
+    ]
     enqueue(store, *items)
     [first] = claim(store, now=0)
     assert finish_and_hand_on(store, first, now=10) is None  # the window is full until 1,000
@@ -163,8 +167,8 @@ def test_a_next_item_with_a_slot_row_left_from_a_lapsed_lease_takes_its_slot(
 
 
 def test_a_lane_parked_on_another_of_the_keys_makes_the_claim_decide(store: Store) -> None:
-    first = hot_lane(store, 2, limits=(q.Limit(K1, 1), q.Limit(K2, 1)))
-    enqueue(store, new_item("other", score=-1, limits=(q.Limit(K2, 1),)))
+    first = hot_lane(store, 2, limits=(q.SlotLimit(K1, 1), q.SlotLimit(K2, 1)))
+    enqueue(store, new_item("other", score=-1, limits=(q.SlotLimit(K2, 1),)))
     assert claim(store, now=2) == []
     assert lanes(store)["other"][2] == K2
     assert finish_and_hand_on(store, first, now=3) is None

@@ -16,12 +16,12 @@ CAP_PRINTER, CAP_PAPER = "c1" * 16, "c2" * 16  # capacity ids
 KIND = CapacityKind.CONCURRENCY
 
 
-def printer(limit: int = 1) -> q.Limit:
-    return q.Limit(PRINTER, limit, CAP_PRINTER)
+def printer(limit: int = 1) -> q.SlotLimit:
+    return q.SlotLimit(PRINTER, limit, CAP_PRINTER)
 
 
-def paper(limit: int = 2) -> q.Limit:
-    return q.Limit(PAPER, limit, CAP_PAPER)
+def paper(limit: int = 2) -> q.SlotLimit:
+    return q.SlotLimit(PAPER, limit, CAP_PAPER)
 
 
 def enqueue(store: Store, *items: q.NewItem) -> None:

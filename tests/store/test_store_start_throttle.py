@@ -23,7 +23,9 @@ LIMIT, PERIOD = 10, 1_000  # T = 100 ms
 
 
 def throttle_payload(limit: int = LIMIT, burst: int = 0) -> dict[str, object]:
-    return start_throttle.payload(ThrottleConfig(period_ms=PERIOD, limit=limit, burst=burst), "k", "ab" * 16)
+    return start_throttle.payload(
+        ThrottleConfig(period_ms=PERIOD, limit=limit, burst=burst), "k", "ab" * 16
+    )
 
 
 def enqueue(store: Store, slots: Sequence[int], limit: int = LIMIT, burst: int = 0) -> None:

@@ -35,8 +35,8 @@ from weir.platform.store.queue.items import (
     TIMER_LANE,
     Claimed,
     LeaseLost,
-    Limit,
     NewItem,
+    SlotLimit,
     limits_from_json,
 )
 from weir.platform.store.queue.leasing import ITEMS_WINDOW
@@ -52,9 +52,9 @@ __all__ = [
     "TIMER_LANE",
     "Claimed",
     "LeaseLost",
-    "Limit",
     "NewItem",
     "Room",
+    "SlotLimit",
     "claim",
     "enqueue",
     "enqueue_claimed",

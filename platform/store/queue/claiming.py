@@ -11,7 +11,7 @@ from sqlalchemy import (
 from weir.platform.foundation.record_type import record
 from weir.platform.store.engine import dialect, json_text
 from weir.platform.store.flow import rolling_windows, start_throttle
-from weir.platform.store.queue.items import NO_LIMITS, Claimed, Limit, limits_from_json
+from weir.platform.store.queue.items import NO_LIMITS, Claimed, SlotLimit, limits_from_json
 from weir.platform.store.queue.leasing import due_items, lease_row
 from weir.platform.store.queue.partition_rows import (
     MOVE_HEAD,
@@ -108,7 +108,7 @@ def claim(
     return claimed
 
 
-def _limits(lane_row: Any) -> tuple[Limit, ...]:
+def _limits(lane_row: Any) -> tuple[SlotLimit, ...]:
     if lane_row.limits == NO_LIMITS:
         return ()
     return limits_from_json(json_text.loads(lane_row.limits))
@@ -122,7 +122,7 @@ class _Room:
 
 
 def _claim_lane(
-    conn: Connection, lane: str, limits: tuple[Limit, ...], span: _Span, budget: int, lease: int
+    conn: Connection, lane: str, limits: tuple[SlotLimit, ...], span: _Span, budget: int, lease: int
 ) -> list[Claimed]:
     now = span.began
     room = _room(conn, lane, limits, now, budget)
@@ -158,7 +158,9 @@ def _claim_lane(
     return claimed
 
 
-def _room(conn: Connection, lane: str, limits: tuple[Limit, ...], now: int, budget: int) -> _Room:
+def _room(
+    conn: Connection, lane: str, limits: tuple[SlotLimit, ...], now: int, budget: int
+) -> _Room:
     """Every key's slots are counted under its lock, keys in one fixed order (by hash), so
     claimers needing overlapping keys never wait for each other in a cycle; a slot of every
     key is taken in the same transaction, or none."""

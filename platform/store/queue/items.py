@@ -1,4 +1,4 @@
-"""Queue items as records: a new item, a claimed one, the concurrency keys (`Limit`) its
+"""Queue items as records: a new item, a claimed one, the concurrency keys (`SlotLimit`) its
 partition needs, lease tokens."""
 
 import itertools
@@ -20,7 +20,7 @@ def new_token() -> str:
     return f"{_TOKEN_PREFIX}{next(_TOKEN_COUNTER):x}"
 
 
-class Limit(NamedTuple):
+class SlotLimit(NamedTuple):
     """One concurrency key a lane's items need a slot of: its hash, the limit its code declared,
     and the stored capacity that overrides the declared limit ("" for none: the declared one
     holds). A lane's limits are stored as JSON lists in this order."""
@@ -35,9 +35,9 @@ class Limit(NamedTuple):
         return self.limit <= 0 and not self.capacity
 
 
-def limits_from_json(pairs: Any) -> tuple[Limit, ...]:
+def limits_from_json(pairs: Any) -> tuple[SlotLimit, ...]:
     """Lanes stored before capacities carry [key, limit] pairs; they read with no capacity."""
-    return tuple(Limit(str(p[0]), int(p[1]), str(p[2]) if len(p) > 2 else "") for p in pairs)
+    return tuple(SlotLimit(str(p[0]), int(p[1]), str(p[2]) if len(p) > 2 else "") for p in pairs)
 
 
 @record
@@ -52,7 +52,7 @@ class NewItem:
     attempt: int = 0
     payload: dict[str, Any] = field(default_factory=dict)
     dedupe: str | None = None
-    limits: tuple[Limit, ...] = ()  # the concurrency keys of the lane
+    limits: tuple[SlotLimit, ...] = ()  # the concurrency keys of the lane
 
 
 @record
@@ -69,7 +69,7 @@ class Claimed:
     keys: tuple[str, ...]  # concurrency keys whose slots this item holds
     claimed_at: int
     fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of limit 1
-    limits: tuple[Limit, ...] = ()  # the lane's limits, whose keys these are (`hand_on`)
+    limits: tuple[SlotLimit, ...] = ()  # the lane's limits, whose keys these are (`hand_on`)
     series: int = 0  # calls the row carried before this one (`enqueue_in_place`)
 
 
@@ -77,7 +77,7 @@ NO_LIMITS = "[]"
 NO_PAYLOAD = "{}"
 
 
-def limits_json(limits: tuple[Limit, ...]) -> str:
+def limits_json(limits: tuple[SlotLimit, ...]) -> str:
     return json_text.dumps([list(pair) for pair in limits]) if limits else NO_LIMITS
 
 

@@ -13,7 +13,7 @@ from weir.platform.store.engine.fast import Fast, off_index
 from weir.platform.store.engine.fast import param as _p
 from weir.platform.store.engine.schema import queue
 from weir.platform.store.flow import fences
-from weir.platform.store.queue.items import Claimed, Limit, new_token
+from weir.platform.store.queue.items import Claimed, SlotLimit, new_token
 from weir.platform.store.queue.slot_rows import take_slot
 
 # A lane's due items in claim order. SQLite would take the index on (lane, available_at) and
@@ -73,7 +73,7 @@ def lease_row(
     conn: Connection,
     row: Any,
     payload: dict[str, Any],
-    limits: tuple[Limit, ...],
+    limits: tuple[SlotLimit, ...],
     now: int,
     lease: int,
     slots_of: int | None = None,

@@ -17,7 +17,7 @@ from weir.platform.store.engine.fast import Fast
 from weir.platform.store.engine.fast import param as _p
 from weir.platform.store.engine.schema import lanes, slots
 from weir.platform.store.flow import capacity
-from weir.platform.store.queue.items import Limit
+from weir.platform.store.queue.items import SlotLimit
 from weir.platform.store.queue.partition_rows import DELETE_LANE, own_head
 
 _DELETE_SLOT = Fast(delete(slots).where(slots.c.key_hash == _p("key"), slots.c.item_id == _p("id")))
@@ -71,11 +71,11 @@ _WAKE_PARKED = Fast(
 
 def in_use(conn: Connection, key: str, now: int) -> int:
     """The key's slots taken now."""
-    return size_and_use(conn, Limit(key, 0), now)[1]
+    return size_and_use(conn, SlotLimit(key, 0), now)[1]
 
 
 def size_and_use(
-    conn: Connection, limit: Limit, now: int, other_than: int | None = None
+    conn: Connection, limit: SlotLimit, now: int, other_than: int | None = None
 ) -> tuple[int, int]:
     """The key's size (its stored capacity, if any, holds over the declared limit) and its
     slots taken (but those of item `other_than`): one statement for both."""

@@ -26,7 +26,7 @@ from weir.platform.store.engine import json_text
 from weir.platform.store.engine.fast import Fast, constants
 from weir.platform.store.engine.schema import event_runs, runs
 from weir.platform.store.flow.fifo_lanes import LANE_KEY
-from weir.platform.store.queue import Limit, limits_from_json
+from weir.platform.store.queue import SlotLimit, limits_from_json
 
 _INSERT_COLUMNS = (
     "id",
@@ -128,7 +128,7 @@ class Run:
         return self.event_ids[0] if self.event_ids else None
 
     @property
-    def limits(self) -> tuple[Limit, ...]:
+    def limits(self) -> tuple[SlotLimit, ...]:
         """Every concurrency key the run's items need a slot of."""
         return limits_from_json(self.keys.get("limits", []))
 
