@@ -74,6 +74,11 @@ class Registry:
             if isinstance(trigger, EventTrigger):
                 self.by_pattern[trigger.event].append((fn, trigger))
 
+    def slug_of(self, function_id: str) -> str:
+        """The function's slug, as the API and events name it; its id if it is not known."""
+        fn = self.by_id.get(function_id)
+        return fn.slug if fn is not None else function_id
+
     def triggered_by(self, event_name: str) -> list[tuple[Function, list[EventTrigger]]]:
         """Each function with every trigger whose pattern names this event; admission starts
         a function once per event, on the first of them whose expression holds."""

@@ -164,8 +164,7 @@ class Platform:
         return self.registry.functions_of(app_id)
 
     def function_slug(self, function_id: str) -> str:
-        fn = self.registry.by_id.get(function_id)
-        return fn.slug if fn is not None else function_id
+        return self.registry.slug_of(function_id)
 
     async def read(self, job: Callable[[Connection], T]) -> T:
         return await self.db.read(job)

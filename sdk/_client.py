@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 from weir.sdk._declaring import options
-from weir.sdk._declaring.config import resolve
+from weir.sdk._declaring.config import SettingsArgs, resolve
 from weir.sdk._declaring.function import Compiled, Function, FunctionOptions
 from weir.sdk._declaring.problems import raise_if_any
 from weir.sdk._declaring.scopes import Scope
@@ -28,32 +28,16 @@ class Weir:
         app_id: str,
         *,
         app_version: str | None = None,
-        dev: bool | None = None,
-        base_url: str | None = None,
-        api_base_url: str | None = None,
-        event_api_base_url: str | None = None,
-        event_key: str | None = None,
-        signing_key: str | None = None,
-        signing_key_fallback: str | None = None,
-        env: str | None = None,
         transport: httpx.MockTransport | None = None,
         app_limit: int | None = None,
+        **settings: Unpack[SettingsArgs],
     ) -> None:
         if not isinstance(app_id, str) or not app_id.strip():
             raise ValueError(f"app_id must be a non-empty string, got {app_id!r}")
         self.app_id = app_id
         self.app_version = app_version
         self.app_limit = app_limit  # every function's default (docs/sdk.md, Scopes)
-        self.settings = resolve(
-            dev=dev,
-            base_url=base_url,
-            api_base_url=api_base_url,
-            event_api_base_url=event_api_base_url,
-            event_key=event_key,
-            signing_key=signing_key,
-            signing_key_fallback=signing_key_fallback,
-            env=env,
-        )
+        self.settings = resolve(**settings)
         self.transport = transport  # for tests: route the SDK's own HTTP calls
         self._sender = EventSender(self.settings, transport)
         self.functions: list[Function] = []

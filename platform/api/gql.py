@@ -124,7 +124,7 @@ def _run_json(weir: Platform, run: Run) -> dict[str, Any]:
     fn = weir.registry.by_id.get(run.function_id)
     return {
         "id": run.id,
-        "functionID": fn.slug if fn else run.function_id,
+        "functionID": weir.function_slug(run.function_id),
         "function": function_json(fn) if fn else None,
         "status": run.status,
         "queuedAt": iso(run.created_at),

@@ -145,9 +145,8 @@ def event_json(row: StoredEvent) -> dict[str, Any]:
 
 def outcome_json(weir: Platform, row: Outcome) -> dict[str, Any]:
     """Why an event started no run of its own for a function (skipped, merged, duplicate)."""
-    fn = weir.registry.by_id.get(row.function_id)
     return {
-        "function_id": fn.slug if fn else row.function_id,
+        "function_id": weir.function_slug(row.function_id),
         "outcome": row.outcome,
         "run_id": row.run_id,
         "detail": row.detail,
@@ -158,10 +157,9 @@ def outcome_json(weir: Platform, row: Outcome) -> dict[str, Any]:
 def run_json(weir: Platform, run: Run, state: RunState) -> dict[str, Any]:
     """A run; `state` says what it does or waits for, and `waiting` repeats it while it waits
     (null while a call executes and once it ended)."""
-    fn = weir.registry.by_id.get(run.function_id)
     return {
         "run_id": run.id,
-        "function_id": fn.slug if fn else run.function_id,
+        "function_id": weir.function_slug(run.function_id),
         "status": V1_STATUS.get(run.status, run.status),
         "queued_at": run.created_at,
         "run_started_at": run.started_at,

@@ -85,9 +85,8 @@ def _emit_finished(
     trigger_events: list[dict[str, Any]],
 ) -> str:
     """Emit the finished event (and the failed or cancelled one); the finished event's id."""
-    fn = tx.registry.by_id.get(run.function_id)
     data: dict[str, Any] = {
-        "function_id": fn.slug if fn else run.function_id,
+        "function_id": tx.registry.slug_of(run.function_id),
         "run_id": run.id,
         "event": trigger_events[0] if trigger_events else {},
         "events": trigger_events,

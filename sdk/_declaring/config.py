@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 DEFAULT_ORIGIN = "http://127.0.0.1:8288"  # Weir is self-hosted: one local default for both
 _FALSY = ("", "0", "false")
@@ -66,18 +66,29 @@ def _dev_flag(value: bool | None, env_value: str | None, signing_key: str | None
     return signing_key is None  # a signing key means "verify requests", i.e. cloud mode
 
 
-def resolve(
-    *,
-    dev: bool | None = None,
-    base_url: str | None = None,
-    api_base_url: str | None = None,
-    event_api_base_url: str | None = None,
-    event_key: str | None = None,
-    signing_key: str | None = None,
-    signing_key_fallback: str | None = None,
-    env: str | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Settings:
+class SettingsArgs(TypedDict, total=False):
+    """What an app may set in code (`Weir(...)`); each unset one comes from `WEIR_*`, then
+    `INNGEST_*`."""
+
+    dev: bool | None
+    base_url: str | None
+    api_base_url: str | None
+    event_api_base_url: str | None
+    event_key: str | None
+    signing_key: str | None
+    signing_key_fallback: str | None
+    env: str | None
+
+
+def resolve(*, environ: Mapping[str, str] | None = None, **given: Unpack[SettingsArgs]) -> Settings:
+    unknown = sorted(set(given) - set(SettingsArgs.__annotations__))
+    if unknown:
+        allowed = ", ".join(SettingsArgs.__annotations__)
+        raise TypeError(f"unknown settings {', '.join(unknown)}; allowed: {allowed}")
+    dev, base_url = given.get("dev"), given.get("base_url")
+    api_base_url, event_api_base_url = given.get("api_base_url"), given.get("event_api_base_url")
+    event_key, signing_key = given.get("event_key"), given.get("signing_key")
+    signing_key_fallback, env = given.get("signing_key_fallback"), given.get("env")
     e = Environment(environ)
     key = _first(signing_key, e.get("SIGNING_KEY"))
     dev_env = e.get("DEV")

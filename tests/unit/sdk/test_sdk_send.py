@@ -124,3 +124,9 @@ def test_signing_key_without_dev_flag_means_cloud_mode() -> None:
     assert resolve(environ={"INNGEST_DEV": "http://127.0.0.1:9999"}).api_origin == (
         "http://127.0.0.1:9999"
     )
+
+
+def test_an_unknown_setting_is_refused_naming_the_allowed_ones() -> None:
+    with pytest.raises(TypeError, match=r"unknown settings bogus; allowed: dev, base_url"):
+        Weir("app", bogus=1)  # type: ignore[call-arg]
+    assert Weir("app", dev=True, base_url="http://x:1").settings.api_origin == "http://x:1"
