@@ -396,7 +396,7 @@ class Driver:
         self, raw: RawResponse, state: CallState, sent: trust.Sent, keys: tuple[str, ...]
     ) -> Outcome:
         """The answer as an outcome: only if signed for this request (start mode), and within
-        the size answer_limits."""
+        the size limits."""
         refused = trust.unverified(raw, keys, sent, self.clock.now_ms() // 1000)
         if refused is not None:
             return refused

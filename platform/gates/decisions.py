@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import GateName
 
 MS_PER_S = 1_000
 MS_PER_MIN = 60 * MS_PER_S
@@ -77,11 +77,10 @@ def to_json(state: Any) -> dict[str, Any]:
     made = {}
     for name in _names(type(state)):
         value = getattr(state, name)
-        kind = type(value)
-        if kind not in _SCALARS:
-            if kind is not GateName:
+        if type(value) not in _SCALARS:
+            if not isinstance(value, StrEnum):
                 return dataclasses.asdict(state)
-            value = value.value  # stored as the plain word: JSON writers take it as it is
+            value = value.value  # one of Weir's words, stored as the plain string it is
         made[name] = value
     return made
 

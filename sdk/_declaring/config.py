@@ -85,26 +85,33 @@ def resolve(*, environ: Mapping[str, str] | None = None, **given: Unpack[Setting
     if unknown:
         allowed = ", ".join(SettingsArgs.__annotations__)
         raise TypeError(f"unknown settings {', '.join(unknown)}; allowed: {allowed}")
-    dev, base_url = given.get("dev"), given.get("base_url")
-    api_base_url, event_api_base_url = given.get("api_base_url"), given.get("event_api_base_url")
-    event_key, signing_key = given.get("event_key"), given.get("signing_key")
-    signing_key_fallback, env = given.get("signing_key_fallback"), given.get("env")
     e = Environment(environ)
-    key = _first(signing_key, e.get("SIGNING_KEY"))
+    key = _first(given.get("signing_key"), e.get("SIGNING_KEY"))
     dev_env = e.get("DEV")
-    is_dev = _dev_flag(dev, dev_env, key)
+    is_dev = _dev_flag(given.get("dev"), dev_env, key)
     dev_url = dev_env if dev_env and "://" in dev_env else None  # INNGEST_DEV=http://host:port
     base = _first(e.get("BASE_URL"), dev_url)
     return Settings(
         dev=is_dev,
-        api_origin=_origin(_first(api_base_url, base_url, e.get("API_BASE_URL"), base), is_dev),
-        event_api_origin=_origin(
-            _first(event_api_base_url, base_url, e.get("EVENT_API_BASE_URL"), base), is_dev
+        api_origin=_origin(
+            _first(given.get("api_base_url"), given.get("base_url"), e.get("API_BASE_URL"), base),
+            is_dev,
         ),
-        event_key=_first(event_key, e.get("EVENT_KEY")),
+        event_api_origin=_origin(
+            _first(
+                given.get("event_api_base_url"),
+                given.get("base_url"),
+                e.get("EVENT_API_BASE_URL"),
+                base,
+            ),
+            is_dev,
+        ),
+        event_key=_first(given.get("event_key"), e.get("EVENT_KEY")),
         signing_key=key,
-        signing_key_fallback=_first(signing_key_fallback, e.get("SIGNING_KEY_FALLBACK")),
-        env=_first(env, e.get("ENV")),
+        signing_key_fallback=_first(
+            given.get("signing_key_fallback"), e.get("SIGNING_KEY_FALLBACK")
+        ),
+        env=_first(given.get("env"), e.get("ENV")),
         serve_origin=e.get("SERVE_ORIGIN"),
         serve_path=e.get("SERVE_PATH"),
     )

@@ -4,10 +4,11 @@ A run's first call may carry a throttle and rolling windows: the claim checks th
 itself, in the same transaction (`rolling_windows`, then `start_throttle`), and defers a start
 that would come too soon.
 
-Every item sits in a lane: all items of runs that carry the same concurrency keys. A lane is
-looked at from `lanes.next_at`; when its head needs a slot of a full key, the lane is parked on
-that key (`blocked_on`) and the claimer never reads its items again until a slot of that key is
-released. So a hot key with thousands of queued runs costs other keys nothing.
+Every item sits in a partition: all items of runs that carry the same concurrency keys (its
+row is in the `lanes` table, and code here calls it a lane: names older than FIFO lanes). A
+partition is looked at from `lanes.next_at`; when its head needs a slot of a full key, it is
+parked on that key (`blocked_on`) and the claimer never reads its items again until a slot of
+that key is released. So a hot key with thousands of queued runs costs other keys nothing.
 
 `available_at` doubles as the lease: claiming moves it to the lease's end, so an item whose
 holder died becomes claimable again by itself, and the lane's next look is `min(available_at)`.

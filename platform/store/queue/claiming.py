@@ -5,9 +5,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import (
-    Connection,
-)
+from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
 from weir.platform.store.engine import dialect, json_text
 from weir.platform.store.flow import rolling_windows, start_throttle

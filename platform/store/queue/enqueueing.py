@@ -4,13 +4,7 @@ call's own row."""
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    exists,
-    insert,
-    select,
-    update,
-)
+from sqlalchemy import Connection, exists, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.engine import dialect, json_text
 from weir.platform.store.engine.fast import Fast

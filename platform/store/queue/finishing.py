@@ -1,9 +1,6 @@
 """Finishing a claimed item: removed with its slots freed, unless the caller hands them on."""
 
-from sqlalchemy import (
-    Connection,
-    delete,
-)
+from sqlalchemy import Connection, delete
 from weir.platform.store.engine import dialect
 from weir.platform.store.engine.fast import Fast
 from weir.platform.store.engine.fast import param as _p

@@ -1,8 +1,6 @@
 """Handing a finished item's slots straight to the next due item of its partition."""
 
-from sqlalchemy import (
-    Connection,
-)
+from sqlalchemy import Connection
 from weir.platform.store.engine import json_text
 from weir.platform.store.flow import rolling_windows, start_throttle
 from weir.platform.store.queue.items import Claimed

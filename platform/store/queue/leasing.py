@@ -3,11 +3,7 @@ fences."""
 
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    select,
-    update,
-)
+from sqlalchemy import Connection, select, update
 from weir.platform.store.engine import dialect
 from weir.platform.store.engine.fast import Fast, off_index
 from weir.platform.store.engine.fast import param as _p

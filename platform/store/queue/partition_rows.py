@@ -4,15 +4,7 @@ set it right from its items, delete it when empty; when the next one is due."""
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    case,
-    delete,
-    func,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import Connection, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.engine import dialect
 from weir.platform.store.engine.fast import Fast

@@ -1,11 +1,6 @@
 """Removing queued items: a finished run's, or one by its dedupe text."""
 
-from sqlalchemy import (
-    Connection,
-    delete,
-    func,
-    select,
-)
+from sqlalchemy import Connection, delete, func, select
 from weir.platform.foundation.vocabulary import QueueKind
 from weir.platform.store.engine.fast import Fast
 from weir.platform.store.engine.fast import param as _p

@@ -3,14 +3,7 @@ move and free them, waking the partitions parked on a key that has room again.""
 
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    delete,
-    exists,
-    func,
-    select,
-    update,
-)
+from sqlalchemy import Connection, delete, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from weir.platform.store.engine import dialect
 from weir.platform.store.engine.fast import Fast

@@ -1,11 +1,7 @@
 """Lease upkeep: retry an item later, extend leases in flight, return them at shutdown or
 at the start of a process that owns the store alone."""
 
-from sqlalchemy import (
-    Connection,
-    delete,
-    update,
-)
+from sqlalchemy import Connection, delete, update
 from weir.platform.store.engine.fast import Fast
 from weir.platform.store.engine.fast import param as _p
 from weir.platform.store.engine.schema import lanes, queue, slots
