@@ -192,7 +192,17 @@ def _retry_or_fail(
         return True
     _finish(tx, item)
     http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
-    finish_run(tx, run_id, RunStatus.FAILED, None, error=error, http_status=http_status)
+    # Weir's own verdicts (an op it cannot apply) are final too, but answered no status
+    said_no_retry = outcome.no_retry and http_status != 0
+    finish_run(
+        tx,
+        run_id,
+        RunStatus.FAILED,
+        None,
+        error=error,
+        http_status=http_status,
+        no_retry=said_no_retry,
+    )
     return False
 
 

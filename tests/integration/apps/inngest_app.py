@@ -138,6 +138,18 @@ async def nonretry(ctx: inngest.Context) -> None:
     raise inngest.NonRetriableError("give up at once")
 
 
+@client.create_function(fn_id="dawdler", trigger=trigger("t/dawdle"))
+async def dawdler(ctx: inngest.Context) -> str:
+    await ctx.step.sleep("long", datetime.timedelta(seconds=60))
+    return "late"
+
+
+@client.create_function(fn_id="impatient", trigger=trigger("t/impatient"), retries=0)
+async def impatient(ctx: inngest.Context) -> object:
+    # the invoke times out: the SDK re-raises Weir's error, which has no stack ("stack": null)
+    return await ctx.step.invoke("ask", function=dawdler, timeout=datetime.timedelta(seconds=1))
+
+
 @client.create_function(fn_id="fnretry", trigger=trigger("t/fnretry"), retries=2)
 async def fnretry(ctx: inngest.Context) -> int:
     if ctx.attempt == 0:
@@ -186,6 +198,8 @@ inngest.fast_api.serve(
         later,
         nonretry,
         fnretry,
+        dawdler,
+        impatient,
         durable,
         bigstate,
     ],
