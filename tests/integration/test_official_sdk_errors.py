@@ -24,7 +24,9 @@ Served = tuple[WeirServer, Callable[[str], str]]  # the server, an event's name 
 
 
 @pytest.fixture(scope="module", params=SERVED)
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
     how = str(request.param)
     tmp = tmp_path_factory.mktemp(how)
     weir = Weir(tmp)

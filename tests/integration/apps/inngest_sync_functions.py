@@ -1,6 +1,6 @@
 """The official SDK's plain (non-async) functions the framework tests serve: steps, a sleep, a
-wait for an event, a retry, a
-NonRetriableError and an invoke that times out. Flask, Tornado and DigitalOcean apps each serve this one list."""
+wait for an event, a retry, a NonRetriableError and an invoke that times out. Flask, Tornado
+and DigitalOcean apps each serve this one list."""
 
 import datetime
 import os
