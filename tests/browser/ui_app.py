@@ -43,6 +43,15 @@ async def fail(ctx: Context) -> None:
     await ctx.step.run("call-upstream", _explode)
 
 
+def _refuse() -> None:
+    raise RuntimeError("the ledger is closed")
+
+
+@client.function("give-up", name="Gives up", event="ui/give-up", retries=2)
+async def give_up(ctx: Context) -> None:
+    await ctx.step.run("post-ledger", _refuse)  # the same error on every attempt
+
+
 @client.function(
     "slow-lane",
     name="Throttled",
