@@ -24,16 +24,14 @@ def page_boxes(page: dict[str, Any]) -> list[tuple[dict[str, Any] | None, str]]:
     boxes: list[tuple[dict[str, Any] | None, str]] = []
     for step in page["steps"]:
         if step["show_attempts"]:
-            boxes += [
-                (a["error"], f"attempt {a['number']} of {step['name']}") for a in step["attempts"]
-            ]
+            boxes += _attempts(step["attempts"], f"of {step['name']}")
         boxes.append((step["error"], f"the error of {step['name']}"))
     for step in page["unfinished"]:
-        boxes += [
-            (a["error"], f"attempt {a['number']} of {step['name']}") for a in step["attempts"]
-        ]
-    boxes += [
-        (a["error"], f"the function's attempt {a['number']}") for a in page["function_attempts"]
-    ]
+        boxes += _attempts(step["attempts"], f"of {step['name']}")
+    boxes += _attempts(page["function_attempts"], "of the function")
     boxes.append((page["run_error"] if page["output"] else None, "the run's error"))
     return boxes
+
+
+def _attempts(tries: list[dict[str, Any]], of: str) -> list[tuple[dict[str, Any] | None, str]]:
+    return [(a["error"], f"attempt {a['number']} {of}") for a in tries]
