@@ -197,7 +197,7 @@ def _links(weir: Platform, view: RunView) -> dict[str, Any]:
         names.setdefault(row.step_id or "", row.name)
     return {
         "parent": one(links.parent),
-        "parent_step": links.parent_step,
+        "parent_step": links.parent_step_name or links.parent_step,
         "original": one(links.original),
         "reruns": [one(r) for r in links.reruns],
         "children": [

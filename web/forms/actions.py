@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import actions as app_actions
 from weir.platform.api.deps import platform
 from weir.platform.ingest.validate import EventError
-from weir.platform.reads import events
+from weir.platform.reads import events, runs
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.web import data
@@ -56,7 +56,8 @@ async def rerun_run(
         new_id = await weir.rerun(run_id, from_step or None)
     except RerunError as exc:
         return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {exc}.")
-    kept = f", keeping the steps before {from_step}" if from_step else ""
+    named = await weir.read(lambda c: runs.step_name(c, run_id, from_step)) if from_step else ""
+    kept = f", keeping the steps before {named}" if from_step else ""
     return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}{kept}.")
 
 
