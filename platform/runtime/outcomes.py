@@ -173,6 +173,9 @@ def _op_summary(op: Op) -> dict[str, Any]:
     summary: dict[str, Any] = {"op": op.op, "id": op.id, "name": op.display_name}
     if op.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) and op.error:
         summary["error"] = op.error
+    given = op.opts.get("input")
+    if isinstance(given, list):  # the step's arguments, where the SDK sends them
+        summary["input"] = given
     return summary
 
 

@@ -27,6 +27,12 @@ async def steps(ctx: inngest.Context) -> dict[str, Any]:
     return {"a": a, "b": [b1, b2]}
 
 
+@client.create_function(fn_id="greeter", trigger=trigger("t/greet"))
+async def greeter(ctx: inngest.Context) -> dict[str, Any]:
+    word = await ctx.step.run("pick", lambda: "hello")
+    return {"shout": await ctx.step.run("shout", str.upper, word)}  # its argument goes unsaid
+
+
 @client.create_function(fn_id="sleeper", trigger=trigger("t/sleep"))
 async def sleeper(ctx: inngest.Context) -> str:
     # a test cancelling the sleep asks for a long one: a busy machine must not wake it first
@@ -185,6 +191,7 @@ inngest.fast_api.serve(
     client,
     [
         steps,
+        greeter,
         sleeper,
         waiter,
         child,
