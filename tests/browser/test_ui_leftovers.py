@@ -61,3 +61,22 @@ def test_the_rerun_from_step_message_names_the_step(page: Page, server: Server) 
     status = page.get_by_role("status").first
     expect(status).to_contain_text("keeping the steps before compose")
     expect(status).not_to_contain_text(step_id)
+
+
+def test_rerun_from_a_step_with_a_new_input_from_the_run_page(page: Page, server: Server) -> None:
+    # issue 36 item 12: the step's new arguments, typed into the run page
+    run_id = server.run_of(server.send("ui/shout", {"word": "hello"}))
+    until(lambda: _run(server, run_id)["status"] == "Completed", "the shout run")
+    page.goto(f"{server.url}/runs/{run_id}")
+    page.get_by_label("From step").select_option(label="loud")
+    page.get_by_label("New input for that step (optional)").fill('["grace"]')
+    page.get_by_role("button", name="Rerun from this step").click()
+    expect(page.get_by_role("status").first).to_contain_text("giving loud a new input")
+    expect(page.locator("#run h1")).to_contain_text("Completed", timeout=20_000)
+    expect(page.locator("#run-output")).to_contain_text('"GRACE"')
+
+    page.goto(f"{server.url}/runs/{run_id}")
+    page.get_by_label("From step").select_option(label="loud")
+    page.get_by_label("New input for that step (optional)").fill('{"not": "an array"}')
+    page.get_by_role("button", name="Rerun from this step").click()
+    expect(page.locator("main")).to_contain_text("must be a JSON array")
