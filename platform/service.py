@@ -397,10 +397,13 @@ class Platform:
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
 
-    async def rerun(self, run_id: str, from_step: str | None = None) -> str:
+    async def rerun(
+        self, run_id: str, from_step: str | None = None, step_input: list[Any] | None = None
+    ) -> str:
         """A new run from the same event(s); raises RerunError when it cannot start. With
-        `from_step`, the steps the original completed before that step are kept."""
-        return await self.write(lambda tx: start_rerun(tx, run_id, from_step))
+        `from_step`, the steps the original completed before that step are kept; with
+        `step_input`, that step is given it as its input."""
+        return await self.write(lambda tx: start_rerun(tx, run_id, from_step, step_input))
 
     async def cancel_runs(self, run_ids: list[str], reason: str) -> list[str]:
         """Cancel each run still active, in one transaction; the ids actually cancelled."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ariadne import (
+    MutationType,
     ObjectType,
     QueryType,
     graphql,
@@ -26,6 +27,7 @@ from graphql import GraphQLError, GraphQLResolveInfo
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.vocabulary import (
     ENDED,
     WRAPPED_MEMO_OPS,
@@ -39,6 +41,7 @@ from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Run, Step
 from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
+from weir.platform.runtime.rerun import RerunError
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -46,6 +49,7 @@ router = APIRouter(prefix="/v0")
 MAX_QUERY_BYTES = 1024 * 1024
 Info = GraphQLResolveInfo[dict[str, Any]]  # the context holds the Platform
 query = QueryType()
+mutation = MutationType()
 function_run = ObjectType("FunctionRunV2")
 
 STEP_OPS: dict[str, str] = {
@@ -344,8 +348,34 @@ def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     return min(starts) if starts else None
 
 
+@mutation.field("rerun")
+async def resolve_rerun(
+    _: Any, info: Info, runID: str, fromStep: dict[str, Any] | None = None
+) -> str:
+    """Inngest's `rerun`: the new run's id. `fromStep.input` is a JSON array as text (Inngest
+    refuses anything else too); an error names what was wrong."""
+    step = fromStep.get("stepID") if fromStep else None
+    raw = fromStep.get("input") if fromStep else None
+    given: list[Any] | None = None
+    if raw is not None:
+        try:
+            given = jsonvalues.loads(raw.encode() if isinstance(raw, str) else bytes(raw))
+        except (ValueError, TypeError):
+            given = None
+        if not isinstance(given, list):
+            raise GraphQLError("fromStep.input must be a JSON array: the step's new input")
+        unkeepable = jsonvalues.problem(given, "fromStep.input")
+        if unkeepable:
+            raise GraphQLError(unkeepable)
+    try:
+        return await _weir(info).rerun(runID, step, given)
+    except RerunError as exc:
+        raise GraphQLError(f"run {runID!r} cannot be rerun: {exc}") from None
+
+
 SCHEMA = make_executable_schema(
     load_schema_from_path(str(Path(__file__).with_name("gql_schema.graphql"))),
     query,
+    mutation,
     function_run,
 )

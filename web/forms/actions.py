@@ -9,8 +9,9 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import actions as app_actions
 from weir.platform.api.deps import platform
+from weir.platform.foundation import jsonvalues
 from weir.platform.ingest.validate import EventError
-from weir.platform.reads import events
+from weir.platform.reads import events, runs
 from weir.platform.runtime.rerun import RerunError
 from weir.platform.service import Platform
 from weir.web import data
@@ -50,14 +51,35 @@ async def cancel(
 
 @router.post("/runs/{run_id}/rerun", dependencies=[Depends(protect_form)])
 async def rerun_run(
-    run_id: str, from_step: str = Form(""), weir: Platform = Depends(platform)
+    run_id: str,
+    from_step: str = Form(""),
+    input: str = Form(""),
+    weir: Platform = Depends(platform),
 ) -> Response:
+    step_input, problem = _step_input(input)
+    if problem:
+        return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {problem}.")
     try:
-        new_id = await weir.rerun(run_id, from_step or None)
+        new_id = await weir.rerun(run_id, from_step or None, step_input)
     except RerunError as exc:
         return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {exc}.")
-    kept = f", keeping the steps before {from_step}" if from_step else ""
-    return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}{kept}.")
+    named = await weir.read(lambda c: runs.step_name(c, run_id, from_step)) if from_step else ""
+    kept = f", keeping the steps before {named}" if from_step else ""
+    given = f", giving {named} a new input" if step_input is not None else ""
+    return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}{kept}{given}.")
+
+
+def _step_input(text: str) -> tuple[list[Any] | None, str]:
+    """The form's new input for the step: a JSON array, or nothing (empty)."""
+    if not text.strip():
+        return None, ""
+    try:
+        given = jsonvalues.loads(text.encode())
+    except ValueError as exc:
+        return None, f"the new input is not JSON ({exc})"
+    if not isinstance(given, list):
+        return None, "the new input must be a JSON array: the step's arguments, in order"
+    return given, jsonvalues.problem(given, "the new input") or ""
 
 
 @router.post("/runs/cancel", dependencies=[Depends(protect_form)])

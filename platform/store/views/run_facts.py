@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from sqlalchemy import Connection, select
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import Opcode, QueueKind, RunStatus
+from weir.platform.foundation.vocabulary import HistoryKind, Opcode, QueueKind, RunStatus
 from weir.platform.store.engine.schema import history, lanes, queue, runs, slots
 from weir.platform.store.records.steps import HistoryEntry, history_from_row
 
@@ -142,6 +142,18 @@ def runs_by_correlation(conn: Connection, correlations: Collection[str]) -> dict
         row.correlation_id: RunLink(row.id, row.function_id, RunStatus(row.status))
         for row in conn.execute(query)
     }
+
+
+def invoke_step_name(conn: Connection, run_id: str, step_id: str) -> str:
+    """The name run `run_id` gave its invoke step `step_id` ("" if none): what an invoked
+    run's "Invoked by" says instead of the step's hash."""
+    query = (
+        select(history.c.name)
+        .where(history.c.run_id == run_id, history.c.step_id == step_id)
+        .where(history.c.kind == HistoryKind.INVOKE)
+        .limit(1)
+    )
+    return str(conn.execute(query).scalar() or "")
 
 
 def reruns_of(conn: Connection, run_id: str) -> list[RunLink]:
