@@ -1,0 +1,168 @@
+"""What a real `weir dev` says about syncs that fail: a refused sync's CEL error with its caret
+line, in the log and on the Apps page, whoever started the sync; an app that answers the
+sync request but registers with another Weir; a URL without a scheme."""
+
+import http.server
+import re
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.harness import WeirServer, wait_until
+
+pytestmark = pytest.mark.integration
+BAD_CEL = "event.data.id ==\n 1 +"  # the caret goes under the end of its second line
+
+
+class StandIn:
+    """An SDK stand-in on loopback: asked to sync (PUT), it posts its config to `register_to`
+    (as an SDK posts to the server its environment names) and answers with the reply."""
+
+    def __init__(self, expression: str | None = None) -> None:
+        self.register_to = ""
+        self.expression = expression
+        stand_in = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self) -> None:
+                reply = httpx.post(f"{stand_in.register_to}/fn/register", json=stand_in.config())
+                body = reply.content
+                self.send_response(200)  # as the SDKs answer: 200, the reply passed through
+                self.send_header("content-type", "application/json")
+                self.send_header("x-inngest-sdk", "stand-in:v1")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/api/inngest"
+
+    def config(self) -> dict[str, Any]:
+        trigger: dict[str, str] = {"event": "t/e"}
+        if self.expression is not None:
+            trigger["expression"] = self.expression
+        step_url = f"{self.url}?fnId=standin-f&stepId=step"
+        step = {"id": "step", "name": "step", "runtime": {"type": "http", "url": step_url}}
+        function = {"id": "standin-f", "name": "f", "triggers": [trigger], "steps": {"step": step}}
+        return {
+            "appname": "standin",
+            "url": self.url,
+            "sdk": "py:v0.1.0",
+            "framework": "fast_api",
+            "v": "0.1",
+            "deploy_type": "ping",
+            "functions": [function],
+        }
+
+    def __enter__(self) -> "StandIn":
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def weir(tmp_path: Path) -> Iterator[WeirServer]:
+    server = WeirServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+def caret_lines(log: str) -> list[str]:
+    """The log's lines from the excerpt of the bad expression to its caret."""
+    lines = log.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.rstrip().endswith(" 1 +")]
+    return lines[starts[0] : starts[0] + 2] if starts else []
+
+
+def test_a_refused_sync_weir_asked_for_logs_its_caret_line_under_the_expression(
+    weir: WeirServer,
+) -> None:
+    with StandIn(BAD_CEL) as app:
+        app.register_to = weir.url
+        resp = httpx.post(f"{weir.url}/v1/apps", json={"url": app.url}, timeout=30)
+    assert resp.status_code == 409 and "not valid CEL" in resp.json()["error"]
+    log = wait_until(lambda: (text := weir.log.read_text()) and caret_lines(text) and text)
+    assert re.search(rf"WARNING weir sync of {re.escape(app.url)} failed\n", log)
+    excerpt, caret = caret_lines(log)
+    assert caret.strip() == "^" and caret.index("^") == len(excerpt.rstrip()) - 1
+    assert excerpt.startswith("    ") and "\\n" not in caret
+    assert log.count("not valid CEL") == 1  # said once, not again by the register endpoint
+
+
+def test_a_refused_sync_the_app_started_is_logged_with_its_caret_line(weir: WeirServer) -> None:
+    with StandIn(BAD_CEL) as app:
+        resp = httpx.post(f"{weir.url}/fn/register", json=app.config())
+    assert resp.status_code == 400
+    log = wait_until(lambda: (text := weir.log.read_text()) and caret_lines(text) and text)
+    assert re.search(rf"WARNING weir refused the sync of {re.escape(app.url)}\n", log)
+    excerpt, caret = caret_lines(log)
+    assert caret.index("^") == len(excerpt.rstrip()) - 1
+    cards = httpx.get(f"{weir.url}/apps").text
+    assert app.url in cards and "not valid CEL" in cards  # listed though it never synced
+
+
+def test_an_app_registering_with_another_weir_is_said_and_the_variable_named(
+    tmp_path: Path, weir: WeirServer
+) -> None:
+    other = WeirServer(tmp_path / "other", name="other")
+    (tmp_path / "other").mkdir()
+    other.start()
+    try:
+        with StandIn() as app:
+            app.register_to = other.url  # its SDK points at the other Weir
+            resp = httpx.post(f"{weir.url}/v1/apps", json={"url": app.url}, timeout=30)
+            listed = httpx.get(f"{weir.url}/apps").text
+    finally:
+        other.stop()
+    assert resp.status_code == 409, resp.text
+    error = resp.json()["error"]
+    assert "answered the sync request, but registered its functions with another server" in error
+    assert f"INNGEST_DEV={weir.url}" in error
+    assert "which this Weir does not know" in error  # the other Weir's reply named its app id
+    assert app.url in listed and "registered its functions with another server" in listed
+
+
+def test_a_url_without_a_scheme_is_said_to_have_none(weir: WeirServer) -> None:
+    resp = httpx.post(f"{weir.url}/v1/apps", json={"url": "localhost:3000/api/inngest"})
+    assert resp.status_code == 400
+    error = resp.json()["error"]
+    assert "has no scheme" in error and "http://localhost:3000/api/inngest" in error
+    assert "closed the connection" not in error
+
+
+def test_weir_dev_refuses_a_dash_u_url_without_a_scheme(tmp_path: Path) -> None:
+    server = WeirServer(tmp_path, "-u", "localhost:3000/api/inngest")
+    done = subprocess.run(server.args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "-u 'localhost:3000/api/inngest' has no scheme" in done.stderr
+    assert "http://localhost:3000/api/inngest" in done.stderr
+
+
+def test_every_dash_u_app_is_listed_with_its_state_and_last_error(tmp_path: Path) -> None:
+    absent = "http://127.0.0.1:9/api/inngest"  # nothing listens on the discard port
+    with StandIn(BAD_CEL) as refused:
+        server = WeirServer(tmp_path, "-u", absent, "-u", refused.url)
+        refused.register_to = server.url
+        server.start()
+        try:
+            wait_until(lambda: f"sync of {refused.url} failed" in server.log.read_text(), 30)
+            wait_until(lambda: f"sync of {absent} failed" in server.log.read_text(), 30)
+            page = httpx.get(f"{server.url}/apps").text
+        finally:
+            server.stop()
+    assert page.count("named at start (-u)") == 2
+    assert page.count("Sync failed") == 2
+    assert absent in page and "no app answered at" in page
+    assert refused.url in page and "not valid CEL" in page
