@@ -97,17 +97,22 @@ def test_weir_dev_refuses_a_dash_u_url_without_a_scheme(tmp_path: Path) -> None:
 
 def test_every_dash_u_app_is_listed_with_its_state_and_last_error(tmp_path: Path) -> None:
     absent = "http://127.0.0.1:9/api/inngest"  # nothing listens on the discard port
-    with StandIn(BAD_CEL) as refused:
-        server = WeirServer(tmp_path, "-u", absent, "-u", refused.url)
-        refused.register_to = server.url
+    other = WeirServer(tmp_path / "other", name="other")  # the Weir on 8288, say
+    (tmp_path / "other").mkdir()
+    other.start()
+    with StandIn(BAD_CEL) as refused, StandIn() as elsewhere:
+        server = WeirServer(tmp_path, "-u", absent, "-u", refused.url, "-u", elsewhere.url)
+        refused.register_to, elsewhere.register_to = server.url, other.url
         server.start()
         try:
-            wait_until(lambda: f"sync of {refused.url} failed" in server.log.read_text(), 30)
-            wait_until(lambda: f"sync of {absent} failed" in server.log.read_text(), 30)
+            for url in (absent, refused.url, elsewhere.url):
+                wait_until(lambda u=url: f"sync of {u} failed" in server.log.read_text(), 30)
             page = httpx.get(f"{server.url}/apps").text
         finally:
             server.stop()
-    assert page.count("named at start (-u)") == 2
-    assert page.count("Sync failed") == 2
+            other.stop()
+    assert page.count("named at start (-u)") == 3
+    assert page.count("Sync failed") == 3
     assert absent in page and "no app answered at" in page
     assert refused.url in page and "not valid CEL" in page
+    assert elsewhere.url in page and f"Set INNGEST_DEV={server.url}" in page
