@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.harness import WeirServer, wait_until
+from tests.integration.harness import SDKS, AppServer, WeirServer, wait_until
 from tests.support.stand_in_app import BAD_CEL, StandIn
 
 pytestmark = pytest.mark.integration
@@ -77,6 +77,21 @@ def test_an_app_registering_with_another_weir_is_said_and_the_variable_named(
     assert f"INNGEST_DEV={weir.url}" in error
     assert "which this Weir does not know" in error  # the other Weir's reply named its app id
     assert app.url in listed and "registered its functions with another server" in listed
+
+
+@pytest.mark.parametrize("sdk", sorted(SDKS))
+def test_an_app_of_either_sdk_registering_here_is_synced(
+    tmp_path: Path, weir: WeirServer, sdk: str
+) -> None:
+    """Each SDK passes the register reply through, naming the app id this Weir gave it."""
+    app = AppServer(tmp_path, SDKS[sdk], f"here{sdk}", weir.url)
+    app.start()
+    try:
+        resp = httpx.post(f"{weir.url}/v1/apps", json={"url": app.url}, timeout=30)
+    finally:
+        app.stop()
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["data"] == {"url": app.url, "app": f"here{sdk}"}
 
 
 def test_a_url_without_a_scheme_is_said_to_have_none(weir: WeirServer) -> None:
