@@ -400,7 +400,9 @@ class Platform:
             url = url if isinstance(url, str) else "(no url)"
             self._sync_failed(url, str(exc))
             if url not in self._asking:  # else the PUT's answer carries it to sync_url's line
-                log.warning("refused the sync of %s", url, extra=_error_block(str(exc)))
+                _log_sync_failure(
+                    url, str(exc), "refused the sync of %s: %s", "refused the sync of %s"
+                )
             raise
         self.sync_errors.pop(sync.url, None)
         return result
@@ -496,7 +498,7 @@ class Platform:
             self._asking.discard(url)
         if error:
             self._sync_failed(url, error)
-            log.warning("sync of %s failed", url, extra=_error_block(error))
+            _log_sync_failure(url, error, "sync of %s failed: %s", "sync of %s failed")
         else:
             self.sync_errors.pop(url, None)
             self.synced_urls.add(url)
@@ -512,10 +514,14 @@ class Platform:
             del self.sync_errors[next(iter(self.sync_errors))]
 
 
-def _error_block(error: str) -> dict[str, Any]:
-    """An error as a log line's field, read in a terminal as the lines it is (a CEL error's
-    caret line under its expression)."""
-    return {"fields": {"error": logs.Block(error)}}
+def _log_sync_failure(url: str, error: str, one_line: str, several: str) -> None:
+    """The failed sync of `url`: the error on the line (`one_line`: URL, error), or, for an
+    error of several lines (each problem of a refused sync, a CEL error's caret under its
+    expression), as its lines under it (`several`: URL)."""
+    if "\n" not in error:
+        log.warning(one_line, url, error)
+        return
+    log.warning(several, url, extra={"fields": {"error": logs.Block(error)}})
 
 
 def _registry(conn: Connection) -> Registry:
