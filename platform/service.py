@@ -23,7 +23,7 @@ from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.sync_request import request_sync, retry_delays
 from weir.platform.foundation.clock import Clock, SystemClock
 from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
-from weir.platform.functions import parse_sync
+from weir.platform.functions import SyncError, parse_sync
 from weir.platform.ingest import workers as ingest_workers
 from weir.platform.ingest.validate import IncomingEvent, parse_body
 from weir.platform.observability import logs
@@ -48,6 +48,7 @@ from weir.platform.store.records import catalog
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
 log = logging.getLogger("weir")
+MAX_SYNC_ERRORS = 200  # failed sync URLs remembered for the Apps page, the latest kept
 # At most this many of an event request's first calls are claimed where it is accepted: the
 # room an offer holds counts as calls of every app until the request commits, so a large
 # offer would keep the workers finishing meanwhile from taking their next items.
@@ -97,6 +98,8 @@ class Platform:
             prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
+        self._asking: set[str] = set()  # URLs this process is asking to sync (PUT in flight)
+        self.synced_urls: set[str] = set()  # URLs whose last sync this process asked for held
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._syncs: list[asyncio.Task[None]] = []
@@ -387,10 +390,20 @@ class Platform:
         return ids
 
     async def register(self, payload: Any) -> dict[str, Any]:
-        sync = parse_sync(payload)
-        result = await self._change_catalog(
-            lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
-        )
+        try:
+            sync = parse_sync(payload)
+            result = await self._change_catalog(
+                lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
+            )
+        except SyncError as exc:
+            url = payload.get("url") if isinstance(payload, dict) else None
+            url = url if isinstance(url, str) else "(no url)"
+            self._sync_failed(url, str(exc))
+            if url not in self._asking:  # else the PUT's answer carries it to sync_url's line
+                _log_sync_failure(
+                    url, str(exc), "refused the sync of %s: %s", "refused the sync of %s"
+                )
+            raise
         self.sync_errors.pop(sync.url, None)
         return result
 
@@ -476,11 +489,42 @@ class Platform:
 
     async def sync_url(self, url: str) -> str | None:
         """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""
-        error = await request_sync(self.client, url, self.settings)
+        self._asking.add(url)
+        since = self.clock.now_ms()
+
+        async def registered_here(app_id: str | None) -> bool:
+            return await self.read(lambda c: catalog.registered(c, app_id, since))
+
+        try:
+            error = await request_sync(self.client, url, self.settings, registered_here)
+        finally:
+            self._asking.discard(url)
         if error:
-            self.sync_errors[url] = error
-            log.warning("sync of %s failed: %s", url, error)
+            self._sync_failed(url, error)
+            _log_sync_failure(url, error, "sync of %s failed: %s", "sync of %s failed")
+        else:
+            self.sync_errors.pop(url, None)
+            self.synced_urls.add(url)
         return error
+
+    def _sync_failed(self, url: str, error: str) -> None:
+        """Keep the last error of `url` for the Apps page (of the latest URLs only: an app may
+        name any URL in a sync it starts)."""
+        self.sync_errors.pop(url, None)
+        self.sync_errors[url] = error
+        self.synced_urls.discard(url)
+        while len(self.sync_errors) > MAX_SYNC_ERRORS:
+            del self.sync_errors[next(iter(self.sync_errors))]
+
+
+def _log_sync_failure(url: str, error: str, one_line: str, several: str) -> None:
+    """The failed sync of `url`: the error on the line (`one_line`: URL, error), or, for an
+    error of several lines (each problem of a refused sync, a CEL error's caret under its
+    expression), as its lines under it (`several`: URL)."""
+    if "\n" not in error:
+        log.warning(one_line, url, error)
+        return
+    log.warning(several, url, extra={"fields": {"error": logs.Block(error)}})
 
 
 def _registry(conn: Connection) -> Registry:

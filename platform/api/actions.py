@@ -1,5 +1,5 @@
 """Actions beyond one run: cancel every run matching a filter, invoke a function with a
-payload, delete an app or move it to another URL."""
+payload, sync an app by its URL, delete an app or move it to another URL."""
 
 import json
 from typing import Any
@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.executor import app_errors, app_hosts
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
@@ -157,6 +158,33 @@ async def invoke(slug: str, request: Request, weir: Platform = Depends(platform)
         return _error(str(exc), 400)
     found = await weir.read(lambda c: events.event_runs(c, event_id))
     return JSONResponse({"data": {"event_id": event_id, "run_ids": [r.id for r in found]}})
+
+
+@router.post(
+    "/apps", openapi_extra=docs.json_body(APP_URL), responses=docs.errors(400, 401, 409, 413)
+)
+async def sync_app(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
+    """Sync the app serving at `url`: add it, or sync it again after a change (`weir sync`).
+    Weir asks the app (PUT), which registers back; 409 says why that failed."""
+    try:
+        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
+    except BodyTooLarge as exc:
+        return _error(str(exc), 413)
+    except BadRequest as exc:
+        return _error(str(exc), 400)
+    url = body.get("url")
+    if set(body) - {"url"} or not isinstance(url, str):
+        return _error('send {"url": "http(s)://..."}: the URL the app serves Inngest at', 400)
+    refused = app_errors.url_problem(url) or app_hosts.url_problem(
+        url, weir.settings.allowed_app_hosts
+    )
+    if refused:  # never contacted
+        return _error(refused, 400)
+    error = await weir.sync_url(url)
+    if error:
+        return _error(f"the sync of {url} failed: {error}", 409)
+    names = [a.name for a in await weir.read(load.apps) if a.url == url]
+    return JSONResponse({"data": {"url": url, "app": names[0] if names else None}})
 
 
 @router.delete("/apps/{name}", responses=docs.errors(401, 404))

@@ -21,7 +21,8 @@ async def announce(weir: Platform) -> None:
     if weir.settings.log_format == "json":
         log.info("weir is serving", extra={"fields": fields})
     else:
-        log.info("\n".join(text_lines(fields)))
+        said = text_lines(fields)  # each line a value: an app's name cannot break a line
+        log.info("\n".join(["%s"] * len(said)), *said)
 
 
 def facts(settings: Settings, synced: list[tuple[str, str]]) -> dict[str, Any]:

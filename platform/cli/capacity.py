@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from weir.platform.cli.target import add_target_arguments, target
+from weir.platform.cli.target import LOGIN_HINT, add_target_arguments, target
 
 TIMEOUT_S = 30.0
 COLUMNS = ("NAME", "CAPACITY", "DECLARED", "DRIFT", "REVISION", "UPDATED BY")
@@ -118,7 +118,7 @@ def _change(client: httpx.Client, args: argparse.Namespace) -> int:
 def failed(resp: httpx.Response) -> int:
     """Say why the API refused (shared by `weir lanes`)."""
     if resp.status_code == 401:
-        print("This Weir wants a login: pass --admin-token (or WEIR_ADMIN_TOKEN).", file=sys.stderr)
+        print(f"This Weir wants a login: {LOGIN_HINT}.", file=sys.stderr)
         return 1
     try:
         error = resp.json().get("error", resp.text)

@@ -19,6 +19,7 @@ from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
 from weir.platform.cli.server import protocol_class
+from weir.platform.executor import app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.settings import Settings
@@ -379,6 +380,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     settings = settings_from(args)
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
+    if bad_urls := [f"-u {p}" for url in settings.app_urls if (p := app_errors.url_problem(url))]:
+        sys.exit(f"weir {args.command} refuses to run: " + "; ".join(bad_urls))
     if args.example and (problem := cli_support.example_port_problem(EXAMPLE_PORT)):
         sys.exit(problem)
     listener = cli_support.claim_port(settings.host, settings.port)  # or exit, touching nothing
@@ -387,6 +390,7 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
     # raises the signal again so the process ends by it: by then the exit is a clean one.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))  # Ctrl-C, likewise: no traceback
     example = _start_example(settings) if args.example else None
     try:
         _serve(settings, listener, make_app)
