@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.foundation.jsonvalues import MAX_SAFE_INTEGER
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
@@ -94,8 +95,12 @@ def parse_filter(weir: Platform, body: dict[str, Any]) -> tuple[RunPage, bool]:
     statuses = _statuses(body.get("status", []))
     after, before = body.get("queued_after"), body.get("queued_before")
     for name, value in (("queued_after", after), ("queued_before", before)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise BadRequest(f"{name} must be Unix milliseconds (a whole number)")
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_INTEGER
+        ):  # past the store's integers a comparison cannot even be asked
+            raise BadRequest(
+                f"{name} must be Unix milliseconds (a whole number within ±{MAX_SAFE_INTEGER})"
+            )
     search = body.get("search")
     if search is not None and not isinstance(search, str):
         raise BadRequest("search must be a string")

@@ -14,7 +14,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
-from weir.platform.runtime.simulate import MAX_EVENTS, SimEvent, SimulationError, simulate
+from weir.platform.runtime.simulate import (
+    HORIZON_MS,
+    MAX_EVENTS,
+    SimEvent,
+    SimulationError,
+    simulate,
+)
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -27,7 +33,12 @@ SIM_EVENT = {
         "data": {"type": "object"},
         "name": {"type": "string", "description": "defaults to the function's event trigger"},
         "id": {"type": "string", "description": "the event's own id (deduplication)"},
-        "ts_ms": {"type": "integer", "minimum": 0, "description": "its ts, ms after zero"},
+        "ts_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": HORIZON_MS,
+            "description": "its ts, ms after zero",
+        },
     },
     "required": ["at_ms"],
 }
