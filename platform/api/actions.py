@@ -12,6 +12,7 @@ from weir.platform.foundation.jsonvalues import MAX_SAFE_INTEGER
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
+from weir.platform.runtime.app_moves import MoveUnderWay
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -203,7 +204,11 @@ async def move(weir: Platform, name: str, url: str) -> tuple[int, str]:
     before = await weir.read(load.apps)
     if not any(a.name == name for a in before):
         return 404, f"no app named {name!r}"
-    error = await weir.sync_url(url)
+    try:
+        with weir.moves.moving(name, url):  # a sync from `url` as another app is refused whole
+            error = await weir.sync_url(url)
+    except MoveUnderWay as exc:
+        return 409, str(exc)
     if error:
         return 409, f"the sync from {url} failed: {error}"
     after = {a.name: a.url for a in await weir.read(load.apps)}
