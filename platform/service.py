@@ -95,6 +95,7 @@ class Platform:
             app_of=self._app_of,
             functions_of=self._functions_of,
             per_app=settings.app_call_cap,
+            per_function=settings.function_call_share,
             prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
