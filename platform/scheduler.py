@@ -257,7 +257,8 @@ class Scheduler:
             self._calls[app] += 1
             fn = item.function_id
             self._fn_calls[fn] += 1
-            if self._fn_calls[fn] >= self._share(app):
+            n = self._fn_calls[fn]  # below `per_function`, below every share: no lookup
+            if n >= self.per_function and n >= self._share(app):
                 self._fns_full.add(fn)
 
     def _untrack(self, item: q.Claimed) -> None:
@@ -272,7 +273,7 @@ class Scheduler:
             self._fn_calls[fn] -= 1
             if self._fn_calls[fn] <= 0:
                 del self._fn_calls[fn]
-            if self._fn_calls[fn] < self._share(app):
+            if fn in self._fns_full and self._fn_calls[fn] < self._share(app):
                 self._fns_full.discard(fn)
 
     def _app_calls(self) -> Counter[str]:
@@ -289,7 +290,9 @@ class Scheduler:
         cap, promised = self.per_app, self._promised
         app_ending = self._app_by_item.get(ending.id) if ending is not None else None
         full = [app for app, n in self._calls.items() if n - (app == app_ending) + promised >= cap]
-        skip = {fn for app in full for fn in self.functions_of(app)} | self._fns_full
+        skip = {fn for app in full for fn in self.functions_of(app)}
+        if self._fns_full:
+            skip |= self._fns_full
         fn = ending.function_id if ending is not None else None
         if (  # the ending call's own function, full only while that call is counted
             app_ending is not None
@@ -305,18 +308,20 @@ class Scheduler:
         """The claimed items their apps have room for, and the rest."""
         if self.per_app <= 0:
             return claimed, []
-        calls, taken = self._app_calls(), Counter[str]()
+        calls = self._app_calls()
+        taken: dict[str, int] = {}  # what this claim takes, per function
         started, over = [], []
         for item in claimed:
             app, fn = self._app(item), item.function_id or ""
+            own = self._fn_calls[fn] + taken.get(fn, 0)
             if app is not None and (
-                calls[app] >= self.per_app or self._fn_calls[fn] + taken[fn] >= self._share(app)
+                calls[app] >= self.per_app or (own >= self.per_function and own >= self._share(app))
             ):
                 over.append(item)
                 continue
             if app is not None:
                 calls[app] += 1
-                taken[fn] += 1
+                taken[fn] = taken.get(fn, 0) + 1
             started.append(item)
         return started, over
 
