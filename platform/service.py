@@ -32,6 +32,7 @@ from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
+from weir.platform.runtime.app_moves import AppMoves
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention
 from weir.platform.runtime.steps import ai_infer as ai_steps
@@ -95,11 +96,13 @@ class Platform:
             app_of=self._app_of,
             functions_of=self._functions_of,
             per_app=settings.app_call_cap,
+            per_function=settings.function_call_share,
             prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
         self._asking: set[str] = set()  # URLs this process is asking to sync (PUT in flight)
         self.synced_urls: set[str] = set()  # URLs whose last sync this process asked for held
+        self.moves = AppMoves()  # PATCH /v1/apps/{name} under way: whose syncs may apply
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._syncs: list[asyncio.Task[None]] = []
@@ -392,6 +395,7 @@ class Platform:
     async def register(self, payload: Any) -> dict[str, Any]:
         try:
             sync = parse_sync(payload)
+            self.moves.check(sync)
             result = await self._change_catalog(
                 lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
             )

@@ -9,9 +9,11 @@ from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.executor import app_errors, app_hosts
+from weir.platform.foundation.jsonvalues import MAX_SAFE_INTEGER
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
+from weir.platform.runtime.app_moves import MoveUnderWay
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -95,8 +97,12 @@ def parse_filter(weir: Platform, body: dict[str, Any]) -> tuple[RunPage, bool]:
     statuses = _statuses(body.get("status", []))
     after, before = body.get("queued_after"), body.get("queued_before")
     for name, value in (("queued_after", after), ("queued_before", before)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise BadRequest(f"{name} must be Unix milliseconds (a whole number)")
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_INTEGER
+        ):  # past the store's integers a comparison cannot even be asked
+            raise BadRequest(
+                f"{name} must be Unix milliseconds (a whole number within ±{MAX_SAFE_INTEGER})"
+            )
     search = body.get("search")
     if search is not None and not isinstance(search, str):
         raise BadRequest("search must be a string")
@@ -226,7 +232,11 @@ async def move(weir: Platform, name: str, url: str) -> tuple[int, str]:
     before = await weir.read(load.apps)
     if not any(a.name == name for a in before):
         return 404, f"no app named {name!r}"
-    error = await weir.sync_url(url)
+    try:
+        with weir.moves.moving(name, url):  # a sync from `url` as another app is refused whole
+            error = await weir.sync_url(url)
+    except MoveUnderWay as exc:
+        return 409, str(exc)
     if error:
         return 409, f"the sync from {url} failed: {error}"
     after = {a.name: a.url for a in await weir.read(load.apps)}

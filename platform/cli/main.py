@@ -93,6 +93,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "(default: half of --workers) [WEIR_CALLS_PER_APP]",
     )
     p.add_argument(
+        "--calls-per-function",
+        type=int,
+        default=int(_env("CALLS_PER_FUNCTION", "0") or 0),
+        help="of an app's calls, those one of its functions may hold when it has others, so "
+        "a hanging function leaves the rest to them (default: 3/4 of --calls-per-app) "
+        "[WEIR_CALLS_PER_FUNCTION]",
+    )
+    p.add_argument(
         "--lease",
         type=float,
         default=float(_env("LEASE", "30") or 30),
@@ -317,6 +325,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         event_keys=tuple(args.event_key),
         workers=args.workers,
         calls_per_app=args.calls_per_app or None,
+        calls_per_function=args.calls_per_function or None,
         lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,
