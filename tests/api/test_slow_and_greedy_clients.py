@@ -351,3 +351,43 @@ def _upgrade(port: int, path: str, host: str, origin: str | None) -> int:
     status = _status(sock)
     sock.close()
     return status
+
+
+def test_idle_sockets_and_kept_alive_connections_leave_room_for_health_and_ingest(
+    tmp_path: Path,
+) -> None:
+    server = LimitedWeir(tmp_path, None, max_connections="100")
+    with running(server):
+        sockets, refused = [], 0
+        for _ in range(120):  # idle Connect sockets, more than the whole cap
+            try:
+                sockets.append(
+                    ws_connect(
+                        f"ws://127.0.0.1:{server.port}{_session_path(server.url)}",
+                        subprotocols=[Subprotocol(CONNECT_PROTOCOL)],
+                        open_timeout=5,
+                    )
+                )
+            except (InvalidStatus, OSError, TimeoutError):
+                refused += 1
+        kept_alive = [httpx.Client(timeout=5) for _ in range(100)]  # one request, then idle
+        for client in kept_alive:
+            with contextlib.suppress(httpx.HTTPError):
+                client.get(f"{server.url}/health/live")
+        answers = []
+        for i in range(21):  # fresh connections of legitimate clients
+            try:
+                with httpx.Client(timeout=5) as client:
+                    ok = client.get(f"{server.url}/health/live").status_code == 200
+                    event = {"name": "t/e", "data": {"i": i}}
+                    resp = client.post(f"{server.url}/e/dev", json=event)
+                    answers.append(ok and resp.status_code == 200)
+            except httpx.HTTPError:
+                answers.append(False)
+        for sock in sockets:
+            with contextlib.suppress(Exception):
+                sock.close()
+        for client in kept_alive:
+            client.close()
+    assert answers == [True] * 21
+    assert len(sockets) <= 50 and refused >= 70  # WebSockets hold at most half the cap
