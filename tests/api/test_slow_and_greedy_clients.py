@@ -391,3 +391,32 @@ def test_idle_sockets_and_kept_alive_connections_leave_room_for_health_and_inges
             client.close()
     assert answers == [True] * 21
     assert len(sockets) <= 50 and refused >= 70  # WebSockets hold at most half the cap
+
+
+def _hold_declared_body(
+    port: int, path: str, declared: int, seconds: float, out: list[int]
+) -> None:
+    """Declare a body of `declared` bytes, send a few of them, and hold the connection."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=seconds + 10)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "content-type: application/x-www-form-urlencoded\r\n"
+        f"content-length: {declared}\r\n\r\nuser=a&password="
+    )
+    with contextlib.suppress(OSError):
+        sock.sendall(head.encode())
+        readable, _, _ = select.select([sock], [], [], seconds)
+        out.append(_status(sock) if readable else 0)  # 0: held open the whole time
+    sock.close()
+
+
+def test_a_declared_length_does_not_take_the_body_budget(tmp_path: Path) -> None:
+    server = LimitedWeir(tmp_path, None, body_budget="64")
+    with running(server):
+        held: list[int] = []
+        probed = probe_while(
+            server.url,
+            lambda: _hold_declared_body(server.port, "/login", 64 * MiB, 8.0, held),
+        )
+        assert_served(server.url, probed)
+    assert held == [413]  # far past what a login form may be: refused without reading it
