@@ -18,7 +18,7 @@ from weir.platform.cli import capacity as cli_capacity_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
-from weir.platform.cli.server import protocol_class
+from weir.platform.cli.server import protocols
 from weir.platform.executor import app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
@@ -436,7 +436,7 @@ def _serve(settings: Settings, listener: socket.socket, make_app: AppFactory) ->
         make_app(settings),
         host=settings.host,
         port=settings.port,
-        http=protocol_class(settings),  # header/body deadlines and a connection cap
+        **protocols(settings),  # header/body deadlines, connection caps, the frame cap
         log_level=settings.log_level,
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,
