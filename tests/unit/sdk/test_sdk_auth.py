@@ -183,7 +183,7 @@ def test_a_non_json_body_is_named_unreadable_not_wrongly_signed() -> None:
 def test_a_body_a_server_signed_verifies_whatever_its_numbers(number: str) -> None:
     """A double from 2^53 to 1e21 goes out of canonical JSON (Inngest's, Weir's) as plain
     digits: weir.sdk reads it back as that double, as the official SDK's `jcs` does."""
-    body = b'{"data":{"n":' + number.encode() + b'}}'
+    body = b'{"data":{"n":' + number.encode() + b"}}"
     assert canonical(body) == bytes(jcs.canonicalize(json.loads(body)))
     assert verify(signature(body, PRIMARY_KEY), body, [PRIMARY_KEY]) == PRIMARY_KEY
 
