@@ -26,8 +26,8 @@ from weir.sdk._serving.http import (
 from weir.sdk._serving.register import CAPABILITIES, post_register, register_payload
 from weir.sdk._serving.request import EventsMissingError, InvocationRequest, parse_invocation
 from weir.sdk._serving.signing import (
-    UnreadableBody,
     BOUND_HEADER,
+    UnreadableBody,
     bound_signature,
     hashed_key,
     request_mac,
