@@ -357,7 +357,7 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(incoming)
+        return await self._accept(await events.foresee_costly(self.registry, incoming))
 
     async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
