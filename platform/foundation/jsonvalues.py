@@ -81,18 +81,27 @@ def problem(value: Any, root: str = "") -> str | None:
 
 
 # orjson writes a double from 2^53 to 1e21 as 16 digits and ".0" (below 1e16) or with an
-# exponent of +16 to +20: bytes holding neither hold no such number (strings may match too,
-# which only costs the walk that then finds none).
-_SHAPES = bytes(0x30 if 0x30 <= i <= 0x39 else i if i in b".e+" else 0x20 for i in range(256))
-_BIG_FLOAT = re.compile(rb"\d{16}\.|\de\+(?:1[6-9]|20)(?!\d)")
+# exponent of +16 to +20: bytes holding neither hold no such number. Text may look the same,
+# which only costs the walk that then finds none.
+_BIG_EXPONENTS = frozenset({b"16", b"17", b"18", b"19", b"20"})
 
 
 def may_hold_big_float(dumped: bytes) -> bool:
     """Whether `dumped` (orjson's output) may hold a double that canonical JSON writes as an
-    integer past ±(2^53-1); two passes in C, so every event can afford it."""
-    if b"e+" not in dumped and b"0" * 16 + b"." not in dumped.translate(_SHAPES):
-        return False
-    return _BIG_FLOAT.search(dumped) is not None
+    integer past ±(2^53-1): a search in C for each of the two shapes, so every event and
+    step result can afford it."""
+    at = dumped.find(b"e+")
+    while at > 0:
+        exponent, after = dumped[at + 2 : at + 4], dumped[at + 4 : at + 5]
+        if dumped[at - 1 : at].isdigit() and exponent in _BIG_EXPONENTS and not after.isdigit():
+            return True
+        at = dumped.find(b"e+", at + 2)
+    at = dumped.find(b".0", 16)
+    while at > 0:
+        if dumped[at - 16 : at].isdigit() and not dumped[at + 2 : at + 3].isdigit():
+            return True
+        at = dumped.find(b".0", at + 2)
+    return False
 
 
 def _walk(value: Any, root: str) -> str | None:

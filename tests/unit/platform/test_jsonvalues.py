@@ -4,6 +4,7 @@ what it refuses is named by its path."""
 import json
 from typing import Any
 
+import orjson
 import pytest
 import rfc8785
 from hypothesis import given, settings
@@ -101,3 +102,13 @@ def test_an_integer_past_64_bits_keeps_every_digit() -> None:
     assert jsonvalues.loads(b"[18446744073709551617]") == [18446744073709551617]
     problem = jsonvalues.problem(jsonvalues.loads(b'{"n": 18446744073709551617}'))
     assert problem is not None and problem.startswith("n is 18446744073709551617, an integer")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=2.0**53, max_value=1e21, exclude_max=True), st.booleans())
+def test_the_quick_look_never_misses_a_number_canonical_json_sends_as_long_digits(
+    number: float, negative: bool
+) -> None:
+    value = {"data": {"n": -number if negative else number}}
+    assert jsonvalues.may_hold_big_float(orjson.dumps(value))
+    assert jsonvalues.problem(value) is not None
