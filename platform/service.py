@@ -34,7 +34,7 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
 from weir.platform.runtime.rerun import rerun as start_rerun
-from weir.platform.runtime.retention import Retention
+from weir.platform.runtime.retention import Retention, refused_windows, window_problems
 from weir.platform.runtime.steps import ai_infer as ai_steps
 from weir.platform.runtime.sync_apply import apply_sync, remove_app
 from weir.platform.runtime.tx import Tx
@@ -179,6 +179,7 @@ class Platform:
     async def start(self) -> None:
         ingest_workers.POOL.warm()  # in the background: the first large body need not wait
         await self.reload()
+        _check_retention(self.registry, self.settings.retention_ms)  # before anything starts
         if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
             now = self.clock.now_ms()
             await self.db.write(lambda c: q.release_all_leases(c, now))
@@ -362,7 +363,7 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(incoming)
+        return await self._accept(await events.foresee_costly(self.registry, incoming))
 
     async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
@@ -396,6 +397,7 @@ class Platform:
         try:
             sync = parse_sync(payload)
             self.moves.check(sync)
+            refused_windows(sync.functions, self.settings.retention_ms)
             result = await self._change_catalog(
                 lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
             )
@@ -543,3 +545,15 @@ def _open_database(settings: Settings) -> Database:
     engine = make_engine(url, synchronous=settings.sqlite_synchronous)
     upgrade(engine)
     return Database(engine)
+
+
+def _check_retention(registry: Registry, keep_ms: int) -> None:
+    """Weir does not start with a retention shorter than a stored function's window."""
+    live = (fn.config for fn in registry.by_id.values() if not fn.archived)
+    problems = window_problems(live, keep_ms)
+    if problems:
+        raise RetentionTooShort("; ".join(str(problem) for problem in problems))
+
+
+class RetentionTooShort(ValueError):
+    """The retention is shorter than a declared batch or debounce window."""

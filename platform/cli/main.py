@@ -22,6 +22,7 @@ from weir.platform.cli.server import protocols
 from weir.platform.executor import app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
+from weir.platform.runtime.retention import MIN_KEEP_MS
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
@@ -189,7 +190,7 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--retention",
-        type=_duration_ms,
+        type=_retention_ms,
         default=_env("RETENTION"),
         help="delete events and finished runs older than this, e.g. 30d or 12h; 0 keeps "
         "everything (default: 30d for `start`, 0 for `dev`) [WEIR_RETENTION]",
@@ -285,6 +286,16 @@ def _duration_ms(text: str) -> int:
         return parse_duration_ms(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _retention_ms(text: str) -> int:
+    ms = _duration_ms(text)
+    if 0 < ms < MIN_KEEP_MS:  # a batch or debounce window of seconds would lose its events
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is shorter than the least retention, {MIN_KEEP_MS // 3_600_000}h "
+            "(0 keeps everything)"
+        )
+    return ms
 
 
 class _Repeatable(argparse.Action):
