@@ -4,6 +4,7 @@ release file to exist."""
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -17,11 +18,14 @@ weir = Weir(os.environ.get("APP_ID", "running"))
 async def _held(ctx: Context, step: str) -> str:
     fields = {"run": ctx.run_id, "step": step, "fences": dict(ctx.fences)}
     note("begin", durable=True, **fields)
-    release = Path(str(ctx.event.data["release"]))
-    while not release.exists():
-        await asyncio.sleep(0.02)
+    await asyncio.to_thread(_wait_for, Path(str(ctx.event.data["release"])))
     note("end", durable=True, **fields)
     return step
+
+
+def _wait_for(release: Path) -> None:
+    while not release.exists():
+        time.sleep(0.02)
 
 
 @weir.function("held", event="t/held", lane="event.data.k", retries=0)
