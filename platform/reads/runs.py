@@ -27,7 +27,7 @@ from weir.platform.store.records import steps as step_records
 from weir.platform.store.records.events import StoredEvent
 from weir.platform.store.records.runs import Run
 from weir.platform.store.records.steps import CallOp, HistoryEntry, Step
-from weir.platform.store.views import queries, run_facts
+from weir.platform.store.views import handed, queries, run_facts
 from weir.platform.store.views.queries import RunPage
 from weir.platform.store.views.run_facts import RunLink
 
@@ -213,9 +213,11 @@ def run(conn: Connection, run_id: str) -> Run | None:
 
 
 def _current(conn: Connection, run: Run | None) -> Run | None:
-    """A run queued in a FIFO lane names the lane's holder as it is now: the stored reason
-    names the holder when the run joined, and rewriting every queued run at each handoff
-    would cost as much as the line is long."""
+    """The run as readers see it: Running once its call is in the app (`handed`). A run
+    queued in a FIFO lane names the lane's holder as it is now: the stored reason names the
+    holder when the run joined, and rewriting every queued run at each handoff would cost as
+    much as the line is long."""
+    run = handed.current_run(conn, run)  # a run whose call is in the app is Running
     why = None if run is None else run.waiting
     if run is None or run.ended or why is None or why.get("gate") != GateName.LANE:
         return run

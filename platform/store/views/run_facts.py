@@ -10,6 +10,7 @@ from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import HistoryKind, Opcode, QueueKind, RunStatus
 from weir.platform.store.engine.schema import history, lanes, queue, runs, slots
 from weir.platform.store.records.steps import HistoryEntry, history_from_row
+from weir.platform.store.views import handed
 
 
 @record(slots=True)
@@ -138,9 +139,11 @@ def runs_by_correlation(conn: Connection, correlations: Collection[str]) -> dict
     query = select(runs.c.id, runs.c.function_id, runs.c.status, runs.c.correlation_id).where(
         runs.c.correlation_id.in_(list(correlations))
     )
+    rows = list(conn.execute(query))
+    status = handed.current_statuses(conn, {row.id: row.status for row in rows})
     return {
-        row.correlation_id: RunLink(row.id, row.function_id, RunStatus(row.status))
-        for row in conn.execute(query)
+        row.correlation_id: RunLink(row.id, row.function_id, RunStatus(status[row.id]))
+        for row in rows
     }
 
 
@@ -163,11 +166,14 @@ def reruns_of(conn: Connection, run_id: str) -> list[RunLink]:
         runs.c.original_run_id == run_id
     )
     found = sorted(conn.execute(query), key=lambda r: r.id)
-    return [RunLink(r.id, r.function_id, RunStatus(r.status)) for r in found]
+    status = handed.current_statuses(conn, {r.id: r.status for r in found})
+    return [RunLink(r.id, r.function_id, RunStatus(status[r.id])) for r in found]
 
 
 def run_links(conn: Connection, run_ids: Collection[str]) -> dict[str, RunLink]:
     if not run_ids:
         return {}
     query = select(runs.c.id, runs.c.function_id, runs.c.status).where(runs.c.id.in_(list(run_ids)))
-    return {r.id: RunLink(r.id, r.function_id, RunStatus(r.status)) for r in conn.execute(query)}
+    rows = list(conn.execute(query))
+    status = handed.current_statuses(conn, {r.id: r.status for r in rows})
+    return {r.id: RunLink(r.id, r.function_id, RunStatus(status[r.id])) for r in rows}
