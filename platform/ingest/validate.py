@@ -22,6 +22,9 @@ LARGE_EVENT_BYTES = 64 * 1024  # from this size on, an event is kept as bytes (s
 MAX_NAME = 512
 TS_MIN = 315_532_800_000  # 1980-01-01T00:00:00Z
 TS_MAX = 4_102_444_800_000  # 2100-01-01T00:00:00Z
+# A future ts schedules the event's runs (`runtime.flow.scheduled`), at most this far ahead:
+# Inngest's longest sleep, a year and a leap day. Further is a mistake (seconds for ms...).
+TS_AHEAD_MS = 366 * 24 * 3_600_000
 
 
 class EventError(ValueError):
@@ -211,6 +214,11 @@ def _ts(ts: Any, where: str, now_ms: int) -> int:
     if not TS_MIN <= int(ts) < TS_MAX:
         raise EventError(
             f"{where}: 'ts' {int(ts)} is outside the years 1980 to 2100 (Unix milliseconds)"
+        )
+    if ts > now_ms + TS_AHEAD_MS:
+        raise EventError(
+            f"{where}: 'ts' {int(ts)} lies more than 366 days ahead; a future ts schedules "
+            "the event's runs for that time, at most 366 days ahead"
         )
     return int(ts)
 

@@ -24,7 +24,7 @@ from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import flow, scopes
-from weir.platform.runtime.flow import gate_io
+from weir.platform.runtime.flow import gate_io, scheduled
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import (
     Foresight,
@@ -196,6 +196,7 @@ def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:
 
 def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
     created = tx.now
+    start_at, waiting = scheduled.start_at(cand, created)  # a future event ts: then
     score = _score(cand, created)
     needs = scopes.run_limits(cand.fn, cand.event)
     limits, keys, warnings = needs.limits, needs.shown, needs.warnings
@@ -204,7 +205,7 @@ def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
         fn=cand.fn,
         event_ids=cand.event_ids,
         events=cand.events,
-        start_at=created,
+        start_at=start_at,
         score=score,
         lane=lane,
         limits=limits,
@@ -213,6 +214,7 @@ def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
         batch_id=cand.batch_id,
         cron=cand.cron,
         original_run_id=cand.original_run_id,
+        waiting=waiting,
         run_id=run_id,
     )
 
