@@ -304,13 +304,15 @@ def _send_frame(port: int, path: str, frame: bytes, outcome: list[str]) -> None:
 @pytest.mark.parametrize(
     ("with_session", "size", "ends"),
     [
-        (False, 14 * MiB, "refused 401"),  # no session: no socket, not a byte of frame read
-        (True, 14 * MiB, "closed 1009"),  # past the frame cap: refused by its length alone
-        (True, 7 * MiB, "closed 1002"),  # under it: the decoder's field budget stops it
+        (False, 14 * MiB, {"refused 401"}),  # no session: no socket, not a byte of frame read
+        # past the frame cap: refused by its length alone; the close frame may be lost when
+        # Weir drops the socket while the sender is still writing (a reset): still refused
+        (True, 14 * MiB, {"closed 1009", "closed None"}),
+        (True, 7 * MiB, {"closed 1002"}),  # under it: the decoder's field budget stops it
     ],
 )
 def test_a_huge_websocket_frame_does_not_stall_weir(
-    tmp_path: Path, with_session: bool, size: int, ends: str
+    tmp_path: Path, with_session: bool, size: int, ends: set[str]
 ) -> None:
     server = LimitedWeir(tmp_path, None)
     with running(server):
@@ -321,7 +323,7 @@ def test_a_huge_websocket_frame_does_not_stall_weir(
         probed = probe_while(server.url, lambda: _send_frame(server.port, path, frame, outcome))
         growth = server.peak_rss() - before
         assert_served(server.url, probed)
-    assert outcome == [ends]
+    assert len(outcome) == 1 and outcome[0] in ends, outcome
     assert growth < 160 * MiB, f"peak memory grew by {growth / MiB:.0f} MiB"
 
 

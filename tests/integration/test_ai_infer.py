@@ -119,9 +119,13 @@ def test_the_ai_step_is_a_timeline_span_and_a_saved_step(
     run = weir.finished_run(weir.send("ai/openai"))
     (span,) = [h for h in run["history"] if h["kind"] == "ai"]
     assert span["status"] == "COMPLETED" and span["ended_at"] >= span["started_at"]
+    # the request body is kept as the step's input (what a rerun from this step may replace)
     assert span["detail"] == {
         "url": f"{llm.url}/openai/v1/chat/completions",
         "format": "openai-chat",
+        "input": [
+            {"model": "gpt-x", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16}
+        ],
     }
     assert "sk-openai" not in str(run)  # the key is never shown
     (step,) = [s for s in run["steps"] if s["name"] == "ask"]
