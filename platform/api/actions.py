@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
-from weir.platform.executor import app_errors, app_hosts
+from weir.platform.executor import sync_request
 from weir.platform.foundation.jsonvalues import MAX_SAFE_INTEGER
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
@@ -42,6 +42,23 @@ class BadRequest(ValueError):
 
 def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status)
+
+
+APP_URL_WANTED = 'send {"url": "http(s)://..."}: the URL the app serves Inngest at'
+
+
+async def _app_url(request: Request) -> str | JSONResponse:
+    """The `url` of a body naming an app's URL, or the answer saying what is wrong with it."""
+    try:
+        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
+    except BodyTooLarge as exc:
+        return _error(str(exc), 413)
+    except BadRequest as exc:
+        return _error(str(exc), 400)
+    url = body.get("url")
+    if set(body) - {"url"} or not isinstance(url, str):
+        return _error(APP_URL_WANTED, 400)
+    return url
 
 
 async def _body(request: Request, example: str) -> dict[str, Any]:
@@ -172,18 +189,10 @@ async def invoke(slug: str, request: Request, weir: Platform = Depends(platform)
 async def sync_app(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     """Sync the app serving at `url`: add it, or sync it again after a change (`weir sync`).
     Weir asks the app (PUT), which registers back; 409 says why that failed."""
-    try:
-        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
-    except BodyTooLarge as exc:
-        return _error(str(exc), 413)
-    except BadRequest as exc:
-        return _error(str(exc), 400)
-    url = body.get("url")
-    if set(body) - {"url"} or not isinstance(url, str):
-        return _error('send {"url": "http(s)://..."}: the URL the app serves Inngest at', 400)
-    refused = app_errors.url_problem(url) or app_hosts.url_problem(
-        url, weir.settings.allowed_app_hosts
-    )
+    url = await _app_url(request)
+    if isinstance(url, JSONResponse):
+        return url
+    refused = sync_request.refusal(url, weir.settings)
     if refused:  # never contacted
         return _error(refused, 400)
     error = await weir.sync_url(url)
@@ -208,19 +217,11 @@ async def delete_app(name: str, weir: Platform = Depends(platform)) -> JSONRespo
 )
 async def move_app(name: str, request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     """Give the app a new URL: Weir syncs from it, and the app there must call itself `name`."""
-    try:
-        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
-    except BodyTooLarge as exc:
-        return _error(str(exc), 413)
-    except BadRequest as exc:
-        return _error(str(exc), 400)
-    url = body.get("url")
-    if (
-        set(body) - {"url"}
-        or not isinstance(url, str)
-        or not url.startswith(("http://", "https://"))
-    ):
-        return _error('send {"url": "http(s)://..."}: the URL the app serves Inngest at', 400)
+    url = await _app_url(request)
+    if isinstance(url, JSONResponse):
+        return url
+    if not url.startswith(("http://", "https://")):
+        return _error(APP_URL_WANTED, 400)
     status, message = await move(weir, name, url)
     if status != 200:
         return _error(message, status)

@@ -24,7 +24,7 @@ async def request_sync(
             f"{url} is a Connect app: it syncs each time its worker connects, so restart the "
             "worker (inngest.connect) to sync it again"
         )
-    refused = app_errors.url_problem(url) or app_hosts.url_problem(url, settings.allowed_app_hosts)
+    refused = refusal(url, settings)
     if refused:
         return refused  # never even contacted
     body = json.dumps({"url": url}, separators=(",", ":")).encode()
@@ -51,6 +51,12 @@ async def request_sync(
     return error
 
 
+def refusal(url: str, settings: Settings) -> str | None:
+    """Why Weir does not ask `url` to sync at all (not a URL it can call, or a host it may
+    not sync), or None."""
+    return app_errors.url_problem(url) or app_hosts.url_problem(url, settings.allowed_app_hosts)
+
+
 def _app_id(body: bytes) -> str | None:
     """The app id a sync's answer names: the SDKs pass the register reply through."""
     try:
@@ -62,8 +68,7 @@ def _app_id(body: bytes) -> str | None:
 
 
 def _registered_elsewhere(url: str, app_id: str | None, settings: Settings) -> str:
-    host = "127.0.0.1" if settings.host in ("", "0.0.0.0", "::") else settings.host
-    here = f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
+    here = settings.local_url
     variable = "INNGEST_DEV" if settings.dev else "INNGEST_BASE_URL"
     named = f" (its answer names app {app_id!r}, which this Weir does not know)" if app_id else ""
     return (
