@@ -29,7 +29,6 @@ from weir.platform.api import gql_checks as checks
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
-from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.bounded_pool import PoolBusy
 from weir.platform.foundation.vocabulary import (
     ENDED,
@@ -44,7 +43,7 @@ from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Run, Step
 from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
-from weir.platform.runtime.rerun import RerunError
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input_text
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -379,21 +378,24 @@ async def resolve_rerun(
     refuses anything else too); an error names what was wrong."""
     step = fromStep.get("stepID") if fromStep else None
     raw = fromStep.get("input") if fromStep else None
-    given: list[Any] | None = None
-    if raw is not None:
-        try:
-            given = jsonvalues.loads(raw.encode() if isinstance(raw, str) else bytes(raw))
-        except (ValueError, TypeError):
-            given = None
-        if not isinstance(given, list):
-            raise GraphQLError("fromStep.input must be a JSON array: the step's new input")
-        unkeepable = jsonvalues.problem(given, "fromStep.input")
-        if unkeepable:
-            raise GraphQLError(unkeepable)
+    try:
+        given = None if raw is None else step_input_text(_bytes(raw), "fromStep.input")
+    except RerunInputError as exc:
+        raise GraphQLError(str(exc)) from None
     try:
         return await _weir(info).rerun(runID, step, given)
     except RerunError as exc:
         raise GraphQLError(f"run {runID!r} cannot be rerun: {exc}") from None
+
+
+def _bytes(raw: Any) -> bytes:
+    """A `Bytes` value as given: text, or a list of byte values (anything else: no bytes)."""
+    if isinstance(raw, str):
+        return raw.encode()
+    try:
+        return bytes(raw)
+    except (TypeError, ValueError):
+        return b""
 
 
 SCHEMA = make_executable_schema(

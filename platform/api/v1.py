@@ -13,7 +13,7 @@ from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
 from weir.platform.reads.run_state import RunState
 from weir.platform.reads.runs import RunLinks
-from weir.platform.runtime.rerun import RerunError
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -137,12 +137,14 @@ async def _rerun_body(request: Request) -> tuple[RerunAsked, str]:
     step, given = body.get("from_step"), body.get("input")
     if step is not None and (not isinstance(step, str) or not step.strip()):
         return (None, None), "from_step must be a non-empty string: a step's id or name"
-    if given is not None and not isinstance(given, list):
-        return (None, None), "input must be a JSON array: the step's arguments, in order"
-    if given is not None and step is None:
+    if given is None:
+        return (step, None), ""
+    if step is None and isinstance(given, list):
         return (None, None), "input replaces a step's input: name the step in from_step"
-    unkeepable = jsonvalues.problem(given, "input") if given is not None else None
-    return (step, given), unkeepable or ""
+    try:
+        return (step, step_input(given, "input")), ""
+    except RerunInputError as exc:
+        return (None, None), str(exc)
 
 
 def event_json(row: StoredEvent) -> dict[str, Any]:

@@ -12,6 +12,7 @@ still takes its concurrency keys, throttle slot and priority like any other.
 import json
 from typing import Any
 
+from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.ids import new_id
 from weir.platform.foundation.vocabulary import Opcode
 from weir.platform.runtime.admission import start_run
@@ -25,6 +26,30 @@ from weir.platform.store.records import steps as step_records
 
 class RerunError(Exception):
     pass
+
+
+class RerunInputError(ValueError):
+    """A step's new input that cannot be given: says what is allowed."""
+
+
+def step_input(value: Any, where: str) -> list[Any]:
+    """`value` (named `where` in the request) as a step's new input: a JSON array of values a
+    run can keep, or RerunInputError saying what is wrong."""
+    if not isinstance(value, list):
+        raise RerunInputError(f"{where} must be a JSON array: the step's arguments, in order")
+    problem = jsonvalues.problem(value, where)
+    if problem:
+        raise RerunInputError(problem)
+    return value
+
+
+def step_input_text(text: bytes, where: str) -> list[Any]:
+    """`step_input` of JSON text (a form's field, GraphQL's `Bytes`)."""
+    try:
+        value = jsonvalues.loads(text)
+    except ValueError as exc:
+        raise RerunInputError(f"{where} is not JSON ({exc})") from None
+    return step_input(value, where)
 
 
 def rerun(

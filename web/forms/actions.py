@@ -9,10 +9,9 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import actions as app_actions
 from weir.platform.api.deps import platform
-from weir.platform.foundation import jsonvalues
 from weir.platform.ingest.validate import EventError
 from weir.platform.reads import events, runs
-from weir.platform.runtime.rerun import RerunError
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input_text
 from weir.platform.service import Platform
 from weir.web import data
 from weir.web.forms.login import protect_form
@@ -74,12 +73,9 @@ def _step_input(text: str) -> tuple[list[Any] | None, str]:
     if not text.strip():
         return None, ""
     try:
-        given = jsonvalues.loads(text.encode())
-    except ValueError as exc:
-        return None, f"the new input is not JSON ({exc})"
-    if not isinstance(given, list):
-        return None, "the new input must be a JSON array: the step's arguments, in order"
-    return given, jsonvalues.problem(given, "the new input") or ""
+        return step_input_text(text.encode(), "the new input"), ""
+    except RerunInputError as exc:
+        return None, str(exc)
 
 
 @router.post("/runs/cancel", dependencies=[Depends(protect_form)])
