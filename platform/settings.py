@@ -4,6 +4,13 @@ from dataclasses import dataclass, field
 
 from weir.expressions import Budget, current_budget
 
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")  # a server bound to one of these listens on every address
+
+
+def local_host(host: str) -> str:
+    """Where a local client reaches a server bound to `host` (a wildcard means loopback)."""
+    return "127.0.0.1" if host in WILDCARD_HOSTS else host
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -44,6 +51,12 @@ class Settings:
     @property
     def signing_key(self) -> str | None:
         return self.signing_keys[0] if self.signing_keys else None
+
+    @property
+    def local_url(self) -> str:
+        """Where a client on this machine reaches this Weir."""
+        host = local_host(self.host)
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     @property
     def app_call_cap(self) -> int:

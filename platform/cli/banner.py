@@ -7,9 +7,8 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 from weir import __version__
-from weir.platform.cli.support import local_host
 from weir.platform.service import Platform
-from weir.platform.settings import Settings
+from weir.platform.settings import Settings, local_host
 from weir.platform.store.records import catalog
 
 log = logging.getLogger("weir")

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
-from weir.platform.settings import Settings
+from weir.platform.settings import WILDCARD_HOSTS, Settings
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST"})  # the JSON endpoints take no other; the rest are 405
@@ -121,7 +121,7 @@ def _is_ip(name: str) -> bool:
 
 
 def _is_wildcard(bind: str) -> bool:
-    return bind in ("", "0.0.0.0", "::")
+    return bind in WILDCARD_HOSTS
 
 
 def _is_json(content_type: str) -> bool:
