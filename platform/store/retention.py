@@ -19,9 +19,9 @@ from weir.platform.store.engine.schema import (
     runs,
     steps,
 )
+from weir.platform.store.flow.gate_state import BATCH_GATE
 
 # The gate-state rows that hold events for a run to come (runtime/flow/batch.py, debounce.py).
-BATCH_GATE = "batch"
 _HOLDING = (BATCH_GATE, GateName.DEBOUNCE.value)
 
 
