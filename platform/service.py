@@ -34,7 +34,7 @@ from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
 from weir.platform.runtime.rerun import rerun as start_rerun
-from weir.platform.runtime.retention import Retention, refused_windows, window_problems
+from weir.platform.runtime.retention import Retention, check_stored_windows, refused_windows
 from weir.platform.runtime.steps import ai_infer as ai_steps
 from weir.platform.runtime.sync_apply import apply_sync, remove_app
 from weir.platform.runtime.tx import Tx
@@ -179,7 +179,7 @@ class Platform:
     async def start(self) -> None:
         ingest_workers.POOL.warm()  # in the background: the first large body need not wait
         await self.reload()
-        _check_retention(self.registry, self.settings.retention_ms)  # before anything starts
+        check_stored_windows(self.registry, self.settings.retention_ms)  # before anything starts
         if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
             now = self.clock.now_ms()
             await self.db.write(lambda c: q.release_all_leases(c, now))
@@ -545,15 +545,3 @@ def _open_database(settings: Settings) -> Database:
     engine = make_engine(url, synchronous=settings.sqlite_synchronous)
     upgrade(engine)
     return Database(engine)
-
-
-def _check_retention(registry: Registry, keep_ms: int) -> None:
-    """Weir does not start with a retention shorter than a stored function's window."""
-    live = (fn.config for fn in registry.by_id.values() if not fn.archived)
-    problems = window_problems(live, keep_ms)
-    if problems:
-        raise RetentionTooShort("; ".join(str(problem) for problem in problems))
-
-
-class RetentionTooShort(ValueError):
-    """The retention is shorter than a declared batch or debounce window."""

@@ -16,6 +16,7 @@ from weir.platform.foundation.clock import Clock
 from weir.platform.functions import FunctionConfig
 from weir.platform.functions.parse.durations import format_duration
 from weir.platform.functions.problems import Problem, SyncError
+from weir.platform.registry import Registry
 from weir.platform.store import retention
 from weir.platform.store.database import Database
 from weir.platform.store.flow import rolling_windows
@@ -82,6 +83,18 @@ def refused_windows(configs: Iterable[FunctionConfig], keep_ms: int) -> None:
     problems = window_problems(configs, keep_ms)
     if problems:
         raise SyncError(problems)
+
+
+def check_stored_windows(registry: Registry, keep_ms: int) -> None:
+    """Weir does not start with a retention shorter than a stored function's window."""
+    live = (fn.config for fn in registry.by_id.values() if not fn.archived)
+    problems = window_problems(live, keep_ms)
+    if problems:
+        raise RetentionTooShort("; ".join(str(problem) for problem in problems))
+
+
+class RetentionTooShort(ValueError):
+    """The retention is shorter than a declared batch or debounce window."""
 
 
 def _windows(config: FunctionConfig) -> Iterator[tuple[str, int]]:
