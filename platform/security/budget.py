@@ -19,6 +19,7 @@ from enum import StrEnum
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from weir.platform.security.auth import path_kind
+from weir.platform.security.bodies import declared_length
 
 KiB = 1024
 
@@ -65,7 +66,7 @@ class BodyBudget:
         cap = CAPS[kind]
         ceiling = self.limit if kind == BodyClass.INGEST else self.limit // 2
         ceiling = ceiling if cap is None else min(cap, ceiling)
-        declared = _declared(Headers(scope=scope))
+        declared = declared_length(Headers(scope=scope))
         if declared is not None and declared > ceiling:  # refused before a byte is read
             await _refuse(send, 413, _too_large(declared, ceiling))
             return
@@ -119,11 +120,6 @@ class BodyBudget:
 
 def _too_large(size: int, ceiling: int) -> str:
     return f"the body ({size}+ bytes) is larger than the {ceiling} bytes Weir accepts here"
-
-
-def _declared(headers: Headers) -> int | None:
-    value = headers.get("content-length", "")
-    return int(value) if value.isascii() and value.isdigit() else None
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:
