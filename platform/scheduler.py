@@ -248,6 +248,11 @@ class Scheduler:
         functions to leave room for, else the app's whole cap."""
         return self.per_function if len(self.functions_of(app)) > 1 else self.per_app
 
+    def _at_share(self, app: str, calls: int) -> bool:
+        """Whether a function of `app` holding `calls` holds its whole share (below
+        `per_function` it is below every share: no lookup of the app's functions)."""
+        return calls >= self.per_function and calls >= self._share(app)
+
     def _track(self, item: q.Claimed) -> None:
         """`item` is in flight from now on."""
         self.inflight[item.id] = item
@@ -257,8 +262,7 @@ class Scheduler:
             self._calls[app] += 1
             fn = item.function_id
             self._fn_calls[fn] += 1
-            n = self._fn_calls[fn]  # below `per_function`, below every share: no lookup
-            if n >= self.per_function and n >= self._share(app):
+            if self._at_share(app, self._fn_calls[fn]):
                 self._fns_full.add(fn)
 
     def _untrack(self, item: q.Claimed) -> None:
@@ -314,9 +318,7 @@ class Scheduler:
         for item in claimed:
             app, fn = self._app(item), item.function_id or ""
             own = self._fn_calls[fn] + taken.get(fn, 0)
-            if app is not None and (
-                calls[app] >= self.per_app or (own >= self.per_function and own >= self._share(app))
-            ):
+            if app is not None and (calls[app] >= self.per_app or self._at_share(app, own)):
                 over.append(item)
                 continue
             if app is not None:
