@@ -70,9 +70,12 @@ async def foresee_costly(registry: Registry, incoming: list[IncomingEvent]) -> l
     if not costly:
         return incoming
     loop = asyncio.get_running_loop()
+    made = await asyncio.gather(
+        *(loop.run_in_executor(_foresight(), _foreseen, registry, incoming[i]) for i in costly)
+    )
     ahead = list(incoming)
-    for i in costly:
-        ahead[i] = await loop.run_in_executor(_foresight(), _foreseen, registry, incoming[i])
+    for i, event in zip(costly, made, strict=True):
+        ahead[i] = event
     return ahead
 
 
