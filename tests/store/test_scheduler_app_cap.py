@@ -5,7 +5,7 @@ when one of its calls ends, the next of its items starts."""
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any
 
@@ -121,11 +121,20 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(
 
     claims = counted_claims(monkeypatch)
     async with running(capped(store.db, handle, workers=8, per_app=2)):
+        await _until(lambda: sum(claims) >= 2)  # on a loaded machine the first claim may lag
         await asyncio.sleep(0.3)
         assert sum(claims) == 2, claims  # two claimed and started, none handed back
         hang.set()
-        await asyncio.sleep(0.5)
+        await _until(lambda: sum(claims) >= 6)
         assert sum(claims) == 6, claims
+
+
+async def _until(done: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Returns once `done()` holds, or at the deadline (the caller's assertion then says)."""
+    for _ in range(int(timeout_s / 0.02)):  # polled: the counts come from patched claims
+        if done():
+            return
+        await asyncio.sleep(0.02)
 
 
 async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_back(
