@@ -131,14 +131,14 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--allowed-app-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_APP_HOSTS"),
         help="only sync apps on these hosts (host, host:port or *.domain); repeatable "
         "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--allowed-ai-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_AI_HOSTS"),
         help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
         "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
@@ -198,7 +198,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
     p.add_argument(
         "--allowed-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_HOSTS"),
         help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
         "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
@@ -295,9 +295,28 @@ class _Repeatable(argparse.Action):
         setattr(namespace, self.dest, [*start, values])
 
 
+class _RepeatableList(_Repeatable):
+    """A repeatable flag whose every value may itself be a comma list, as its variable is:
+    `--allowed-app-hosts a,b` is two hosts, not one named "a,b"."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        for part in _parts(str(values)):
+            super().__call__(parser, namespace, part, option_string)
+
+
+def _parts(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def _list(name: str) -> list[str]:
     value = _env(name)
-    return [part for part in value.split(",") if part] if value else []
+    return _parts(value) if value else []
 
 
 def _float(name: str) -> float | None:

@@ -151,3 +151,15 @@ def test_a_non_ascii_csrf_token_is_refused_not_a_500(secured: TestClient) -> Non
 def test_non_ascii_authorization_is_a_401(secured: TestClient, value: bytes) -> None:
     resp = secured.get("/v1/runs/x", headers={"authorization": value})  # type: ignore[dict-item]
     assert resp.status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/events", "/runs", "/apps", "/ui/api/runs", "/v1/capacity"])
+def test_logged_in_pages_and_answers_are_never_stored_by_a_cache(
+    secured: TestClient, path: str
+) -> None:
+    login(secured)
+    resp = secured.get(path)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["cache-control"] == "no-store"
+    # the static files stay cacheable: they hold nothing of anyone's
+    assert "no-store" not in secured.get("/static/app.css").headers.get("cache-control", "")

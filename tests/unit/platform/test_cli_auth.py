@@ -56,3 +56,22 @@ def test_start_without_an_admin_login_is_refused_naming_the_flags() -> None:
         )
         == []
     )
+
+
+def test_a_comma_list_in_one_host_flag_is_several_hosts() -> None:
+    s = settings(
+        [
+            "start",
+            "--allowed-app-hosts",
+            "a.internal, b.internal",
+            "--allowed-app-hosts",
+            "c:80",
+            "--allowed-ai-hosts",
+            "llm.internal,10.0.0.0/8",
+            "--allowed-hosts",
+            "weir.example,*.example",
+        ]
+    )
+    assert s.allowed_app_hosts == ("a.internal", "b.internal", "c:80")
+    assert s.allowed_ai_hosts == ("llm.internal", "10.0.0.0/8")
+    assert s.allowed_hosts == ("weir.example", "*.example")
