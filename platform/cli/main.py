@@ -19,6 +19,7 @@ from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
 from weir.platform.cli.server import protocol_class
+from weir.platform.executor import ai_hosts
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.settings import Settings
@@ -140,8 +141,9 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
         "--allowed-ai-hosts",
         action=_RepeatableList,
         default=_list("ALLOWED_AI_HOSTS"),
-        help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
-        "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
+        help="step.ai.infer may only call these hosts (host, host:port or *.domain: wherever "
+        "they resolve) and addresses (10.1.2.3, 10.0.0.0/8, fd00::/8); without it `start` "
+        "calls public addresses only; repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--app-timeout",
@@ -387,6 +389,14 @@ def _start_problems(settings: Settings) -> list[str]:
     return problems
 
 
+def _ai_hosts_problem(settings: Settings) -> str | None:
+    try:
+        ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     args = cli_support.parse(_parser(), argv)
     if args.command == "sync":
@@ -396,6 +406,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
+    if problem := _ai_hosts_problem(settings):
+        sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
     if args.example and (problem := cli_support.example_port_problem(EXAMPLE_PORT)):

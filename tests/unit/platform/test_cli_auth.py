@@ -75,3 +75,9 @@ def test_a_comma_list_in_one_host_flag_is_several_hosts() -> None:
     assert s.allowed_app_hosts == ("a.internal", "b.internal", "c:80")
     assert s.allowed_ai_hosts == ("llm.internal", "10.0.0.0/8")
     assert s.allowed_hosts == ("weir.example", "*.example")
+
+
+def test_a_bad_allowed_ai_hosts_entry_is_refused_at_start_naming_it() -> None:
+    problem = cli._ai_hosts_problem(settings(["start", "--allowed-ai-hosts", "http://llm"]))
+    assert problem is not None and "'http://llm'" in problem
+    assert cli._ai_hosts_problem(settings(["dev", "--allowed-ai-hosts", "llm,10.0.0.0/8"])) is None
