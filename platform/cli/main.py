@@ -22,6 +22,7 @@ from weir.platform.cli.server import protocol_class
 from weir.platform.executor import ai_hosts
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
+from weir.platform.security import strength
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
@@ -386,7 +387,25 @@ def _start_problems(settings: Settings) -> list[str]:
             "no admin login for the UI, REST and GraphQL APIs: pass --admin-token TOKEN or "
             "--admin-user USER --admin-password PASSWORD (or WEIR_ADMIN_*)"
         )
-    return problems
+    return problems + _weak_secrets(settings)
+
+
+def _weak_secrets(settings: Settings) -> list[str]:
+    """Every secret of `weir start` too weak to face guessing (security/strength.py)."""
+    secrets = [strength.Secret("a --signing-key", key) for key in settings.signing_keys]
+    secrets += [strength.Secret("an --event-key", key) for key in settings.event_keys]
+    if settings.admin_token:
+        secrets.append(strength.Secret("--admin-token", settings.admin_token))
+    if settings.admin_password:
+        secrets.append(
+            strength.Secret(
+                "--admin-password",
+                settings.admin_password,
+                strength.PASSWORD_BITS,
+                strength.PASSWORD_CHARS,
+            )
+        )
+    return [p for p in map(strength.problem, secrets) if p is not None]
 
 
 def _ai_hosts_problem(settings: Settings) -> str | None:
