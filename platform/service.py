@@ -17,6 +17,7 @@ from sqlalchemy import Connection
 from weir.expressions import configure_budget
 from weir.platform.connect.gateway import Gateway
 from weir.platform.connect.transport import ConnectTransport
+from weir.platform.executor import ai_hosts
 from weir.platform.executor import ai_infer as ai
 from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http.client import AppClient
@@ -74,6 +75,8 @@ class Platform:
         self._installing = threading.Lock()  # syncs install on a writer thread
         self.metrics = Metrics()
         self.client = AppClient(timeout_s=settings.app_timeout_s)
+        ai_policy = ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
+        self.models = ai.ModelClients(ai_policy, self.client, ai.guarded_client(ai_policy))
         self.driver = Driver(
             self.db,
             self.clock,
@@ -214,6 +217,7 @@ class Platform:
             await self._retention
         await self.gateway.close()  # after the drain: calls in flight had their workers
         await self.client.close()
+        await self.models.guarded.close()
         self.db.close()
 
     async def drain_connect(self) -> None:
@@ -348,7 +352,7 @@ class Platform:
     async def _infer(self, item: q.Claimed) -> None:
         """step.ai.infer: Weir makes the request itself, then the runtime saves the result."""
         opts = item.payload.get("opts")
-        result = await ai.infer(self.client, opts, self.settings.allowed_ai_hosts)
+        result = await ai.infer(self.models, opts)
         fn = self.registry.by_id.get(item.function_id or "")
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: ai_steps.apply_result(tx, item, fn, result))

@@ -19,10 +19,11 @@ from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
 from weir.platform.cli.server import protocols
-from weir.platform.executor import app_errors
+from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
 from weir.platform.runtime.retention import MIN_KEEP_MS
+from weir.platform.security import strength
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
@@ -141,17 +142,18 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--allowed-app-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_APP_HOSTS"),
         help="only sync apps on these hosts (host, host:port or *.domain); repeatable "
         "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--allowed-ai-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_AI_HOSTS"),
-        help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
-        "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
+        help="step.ai.infer may only call these hosts (host, host:port or *.domain: wherever "
+        "they resolve) and addresses (10.1.2.3, 10.0.0.0/8, fd00::/8); without it `start` "
+        "calls public addresses only; repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--app-timeout",
@@ -208,7 +210,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
     p.add_argument(
         "--allowed-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_HOSTS"),
         help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
         "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
@@ -315,9 +317,28 @@ class _Repeatable(argparse.Action):
         setattr(namespace, self.dest, [*start, values])
 
 
+class _RepeatableList(_Repeatable):
+    """A repeatable flag whose every value may itself be a comma list, as its variable is:
+    `--allowed-app-hosts a,b` is two hosts, not one named "a,b"."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        for part in _parts(str(values)):
+            super().__call__(parser, namespace, part, option_string)
+
+
+def _parts(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def _list(name: str) -> list[str]:
     value = _env(name)
-    return [part for part in value.split(",") if part] if value else []
+    return _parts(value) if value else []
 
 
 def _float(name: str) -> float | None:
@@ -386,7 +407,33 @@ def _start_problems(settings: Settings) -> list[str]:
             "no admin login for the UI, REST and GraphQL APIs: pass --admin-token TOKEN or "
             "--admin-user USER --admin-password PASSWORD (or WEIR_ADMIN_*)"
         )
-    return problems
+    return problems + _weak_secrets(settings)
+
+
+def _weak_secrets(settings: Settings) -> list[str]:
+    """Every secret of `weir start` too weak to face guessing (security/strength.py)."""
+    secrets = [strength.Secret("a --signing-key", key) for key in settings.signing_keys]
+    secrets += [strength.Secret("an --event-key", key) for key in settings.event_keys]
+    if settings.admin_token:
+        secrets.append(strength.Secret("--admin-token", settings.admin_token))
+    if settings.admin_password:
+        secrets.append(
+            strength.Secret(
+                "--admin-password",
+                settings.admin_password,
+                strength.PASSWORD_BITS,
+                strength.PASSWORD_CHARS,
+            )
+        )
+    return [p for p in map(strength.problem, secrets) if p is not None]
+
+
+def _ai_hosts_problem(settings: Settings) -> str | None:
+    try:
+        ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
@@ -398,6 +445,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
+    if problem := _ai_hosts_problem(settings):
+        sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
     if bad_urls := [f"-u {p}" for url in settings.app_urls if (p := app_errors.url_problem(url))]:

@@ -13,7 +13,7 @@ import pytest
 from tests.api.helpers import function, sync_body
 from tests.integration.harness import WeirServer
 
-pytestmark = [pytest.mark.integration, pytest.mark.serial]  # probe timings: alone, not beside 4 workers
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # probes time responsiveness
 
 # Before the fix, each took the event loop (the GraphQL) or every store-read thread (the
 # simulations) for seconds; after it, a probe answers well within this.
