@@ -138,10 +138,13 @@ def _checked_size(item: dict[str, Any], where: str) -> int:
     """The event's size in bytes as JSON, once every value is one Weir may keep. One strict
     encoding answers both for almost every event (what it refuses, the checks below name)."""
     try:
-        size = len(orjson.dumps(item, option=orjson.OPT_STRICT_INTEGER))
+        dumped = orjson.dumps(item, option=orjson.OPT_STRICT_INTEGER)
     except orjson.JSONEncodeError:
         _check_values(item, where)  # before the size: orjson cannot measure what this refuses
         return _check_size(item, where)
+    if jsonvalues.may_hold_big_float(dumped):
+        _check_values(item, where)
+    size = len(dumped)
     if size > MAX_EVENT_BYTES:
         return _check_size(item, where)  # says so
     return size

@@ -96,6 +96,13 @@ class _StoreCollector(Collector):
             s.outcomes,
         )
         yield _by_label("weir_runs_waiting", "Unfinished runs held by a gate", "gate", s.waiting)
+        yield _by_label(
+            "weir_runs_unfinished",
+            "Runs not ended, by status as the APIs show it: running from the moment a call "
+            "is handed to the app",
+            "status",
+            {status.lower(): n for status, n in s.unfinished.items()},
+        )
         drift = GaugeMetricFamily(
             "weir_capacity_drift",
             "Live capacities the code declares otherwise: the stored capacity minus the declared "

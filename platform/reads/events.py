@@ -10,7 +10,7 @@ from weir.platform.store.records import events as event_records
 from weir.platform.store.records import runs as run_records
 from weir.platform.store.records.events import Outcome, StoredEvent
 from weir.platform.store.records.runs import Run
-from weir.platform.store.views import queries, run_facts
+from weir.platform.store.views import handed, queries, run_facts
 from weir.platform.store.views.queries import EventPage, EventRun
 from weir.platform.store.views.run_facts import RunLink
 
@@ -21,14 +21,14 @@ def event(conn: Connection, event_id: str) -> StoredEvent | None:
 
 def event_runs(conn: Connection, event_id: str) -> list[Run]:
     """The runs an event is part of (started, or batched into), by run id."""
-    return run_records.runs_for_event(conn, event_id)
+    return handed.current(conn, run_records.runs_for_event(conn, event_id))
 
 
 def event_runs_with_states(
     conn: Connection, event_id: str, now: int, max_attempts: Mapping[str, int]
 ) -> tuple[list[Run], dict[str, RunState]]:
     """The event's runs and each one's state (one read)."""
-    found = run_records.runs_for_event(conn, event_id)
+    found = event_runs(conn, event_id)
     return found, run_states(conn, found, now, max_attempts)
 
 
@@ -48,7 +48,7 @@ def event_detail(conn: Connection, event_id: str) -> EventDetail | None:
         return None
     return EventDetail(
         found,
-        run_records.runs_for_event(conn, event_id),
+        event_runs(conn, event_id),
         event_records.outcomes_for_event(conn, event_id),
     )
 
@@ -81,7 +81,14 @@ def event_summary(conn: Connection, event_id: str) -> EventSummary | None:
 def _summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
     ids = [r.id for r in rows]
     runs, outcomes = queries.runs_of_events(conn, ids), queries.outcomes_of_events(conn, ids)
-    return [EventSummary(r, runs[r.id], outcomes[r.id]) for r in rows]
+    return [EventSummary(r, runs[r.id], _current(outcomes[r.id], runs[r.id])) for r in rows]
+
+
+def _current(outcomes: list[Outcome], runs: list[EventRun]) -> list[Outcome]:
+    """The outcomes still true: "waiting in a batch" ends once the batch's run has started
+    (the event then belongs to that run, listed with the event's runs)."""
+    joined = {r.function_id for r in runs}
+    return [o for o in outcomes if o.outcome != EventOutcome.BATCHED or o.function_id not in joined]
 
 
 @record(slots=True)
@@ -108,7 +115,7 @@ def event_effects(conn: Connection, event_id: str) -> EventEffects | None:
     found = event_records.get_event(conn, event_id)
     if found is None:
         return None
-    joined = run_records.runs_for_event(conn, event_id)
+    joined = event_runs(conn, event_id)
     outcomes = event_records.outcomes_for_event(conn, event_id)
     linked = run_facts.run_links(conn, [o.run_id for o in outcomes if o.run_id])
     effects = [_run_effect(event_id, r) for r in joined]

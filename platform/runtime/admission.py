@@ -6,10 +6,18 @@ cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 `weir.platform.gates`; this module only loads and stores their state around it.
 """
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from weir.expressions import BudgetExceeded, Expression, NotHeld, key_hash
+from weir.expressions import (
+    BudgetExceeded,
+    Expression,
+    ExpressionError,
+    NotHeld,
+    compile_expression,
+    key_hash,
+)
 from weir.platform.foundation.ids import new_id
 from weir.platform.foundation.vocabulary import EventOutcome, GateName, SystemEvent
 from weir.platform.functions import FunctionConfig
@@ -78,6 +86,25 @@ def foresee(
     except NotHeld:
         pass  # the writer evaluates the rest, as it would have all of them
     return ahead.outcomes
+
+
+def declared(registry: Registry, name: str) -> tuple[Expression, ...]:
+    """Every expression admitting an event named `name` may evaluate over it (trigger `if`s,
+    gate and run keys of each function it triggers), compiled; kept with the registry."""
+    found = registry.declared.get(name)
+    if found is None:
+        sources: list[str] = []
+        for fn, triggers in registry.triggered_by(name):
+            sources += [t.expression for t in triggers if t.expression is not None]
+            sources += _expressions(Candidate(fn, [""], [{}], 0))
+        found = registry.declared[name] = tuple(_compiled(dict.fromkeys(sources)))
+    return found
+
+
+def _compiled(sources: Iterable[str]) -> Iterator[Expression]:
+    for source in sources:
+        with contextlib.suppress(ExpressionError):  # checked at sync: admission says why
+            yield compile_expression(source, ("event",))
 
 
 def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:

@@ -7,10 +7,11 @@ so a run is never scheduled further out than that.
 from datetime import UTC, datetime
 from typing import Any
 
+from weir.platform.foundation.vocabulary import GateName
 from weir.platform.gates.decisions import WaitReason, to_json
 from weir.platform.runtime.flow.candidate import Candidate
 
-GATE = "scheduled"  # the run's `waiting.gate` while it waits for its event's ts
+GATE = GateName.SCHEDULED  # the run's `waiting.gate` while it waits for its event's ts
 
 
 def start_at(cand: Candidate, created: int) -> tuple[int, dict[str, Any] | None]:

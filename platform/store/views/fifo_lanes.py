@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, select, tuple_
 from weir.platform.foundation.record_type import record
 from weir.platform.store.engine.schema import fifo_lanes, fifo_members, runs
+from weir.platform.store.views import handed
 
 FUNCTION_SCOPE = "fn:"  # the lanes of one function (no lane name)
 NAME_SCOPE = "name:"  # the lanes every function naming the lane shares
@@ -126,6 +127,8 @@ def _briefs(conn: Connection, run_ids: list[str]) -> dict[str, RunBrief]:
         query = select(runs.c.id, runs.c.status, runs.c.created_at).where(
             runs.c.id.in_(sorted(set(run_ids)))
         )
-        for row in conn.execute(query):
-            found[str(row.id)] = RunBrief(str(row.id), str(row.status), int(row.created_at))
+        rows = list(conn.execute(query))
+        status = handed.current_statuses(conn, {str(r.id): str(r.status) for r in rows})
+        for row in rows:
+            found[str(row.id)] = RunBrief(str(row.id), status[str(row.id)], int(row.created_at))
     return found

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind
 from weir.platform.store.engine.schema import (
     event_outcomes,
     event_runs,
@@ -28,6 +28,7 @@ from weir.platform.store.records.events import (
     outcome_from_row,
 )
 from weir.platform.store.records.runs import Run, run_from_row
+from weir.platform.store.views import handed
 from weir.platform.store.views.run_facts import RunLink
 
 MAX_PAGE = 200
@@ -76,7 +77,7 @@ def list_runs(conn: Connection, page: RunPage) -> list[Run]:
     else:
         order = (runs.c.created_at.desc(), runs.c.id.desc())
     found = conn.execute(query.order_by(*order).limit(_limit(page.limit)))
-    rows = [run_from_row(r) for r in found]
+    rows = handed.current(conn, [run_from_row(r) for r in found])
     return rows[::-1] if page.after is not None else rows
 
 
@@ -142,8 +143,11 @@ def active_run_ids(conn: Connection, page: RunPage, statuses: Sequence[str], cap
     if page.function_id:
         rest.append(runs.c.function_id.concat("") == page.function_id)
     found: list[tuple[int, str]] = []
-    for status in statuses:
-        query = select(runs.c.created_at, runs.c.id).where(runs.c.status == status, *rest)
+    # Each status as readers see it (`handed`): a run whose call is in the app is Running.
+    parts = [part for status in statuses for part in handed.stored_parts(status)]
+    for stored, extra in parts:
+        conds = [runs.c.status == stored, *rest, *([] if extra is None else [extra])]
+        query = select(runs.c.created_at, runs.c.id).where(*conds)
         order = (runs.c.created_at.desc(), runs.c.id.desc())
         found += [(r.created_at, r.id) for r in conn.execute(query.order_by(*order).limit(cap))]
     return [run_id for _, run_id in sorted(found, reverse=True)[:cap]]
@@ -153,8 +157,8 @@ def _run_filters(page: RunPage) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
     if page.function_id:
         conds.append(runs.c.function_id == page.function_id)
-    if page.statuses:
-        conds.append(runs.c.status.in_(page.statuses))
+    if page.statuses:  # as readers see them: a run whose call is in the app is Running
+        conds.append(handed.status_in(page.statuses))
     if page.since_ms is not None:
         conds.append(runs.c.created_at >= page.since_ms)
     if page.until_ms is not None:
@@ -256,8 +260,10 @@ def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list
         .where(event_runs.c.event_id.in_(list(event_ids)))
         .order_by(runs.c.id)
     )
-    for row in conn.execute(query):
-        found[row.event_id].append(RunLink(row.id, row.function_id, RunStatus(row.status)))
+    rows = list(conn.execute(query))
+    status = handed.current_statuses(conn, {row.id: row.status for row in rows})
+    for row in rows:
+        found[row.event_id].append(RunLink(row.id, row.function_id, status[row.id]))
     return found
 
 

@@ -12,6 +12,7 @@ from weir.platform.foundation.vocabulary import ENDED
 from weir.platform.store.engine.schema import event_outcomes, lanes, queue, runs
 from weir.platform.store.flow import capacity
 from weir.platform.store.flow.capacity import Capacity
+from weir.platform.store.views import handed
 
 
 @record
@@ -23,6 +24,8 @@ class StoreStats:
     outcomes: dict[str, int] = field(default_factory=dict)  # event_outcomes rows per outcome
     waiting: dict[str, int] = field(default_factory=dict)  # unfinished runs per waiting gate
     drifted: list[Capacity] = field(default_factory=list)  # capacities the code declares otherwise
+    # unfinished runs by status as every reader shows it (`handed`): QUEUED, RUNNING
+    unfinished: dict[str, int] = field(default_factory=dict)
 
 
 def snapshot(conn: Connection, now: int) -> StoreStats:
@@ -35,6 +38,7 @@ def snapshot(conn: Connection, now: int) -> StoreStats:
         outcomes=_outcomes(conn),
         waiting=_waiting(conn),
         drifted=capacity.drifted(conn),
+        unfinished=handed.unfinished_counts(conn),
     )
 
 
@@ -61,7 +65,8 @@ def _waiting(conn: Connection) -> dict[str, int]:
     gate = _gate(conn)
     query = (
         select(gate, func.count())
-        .where(runs.c.status.not_in(ENDED), runs.c.waiting.is_not(None))
+        # a run whose call is in the app is past its gates, whatever its row still says
+        .where(runs.c.status.not_in(ENDED), runs.c.waiting.is_not(None), ~handed.HANDED)
         .group_by(gate)
     )
     counts = {str(name): int(n) for name, n in conn.execute(query) if name is not None}

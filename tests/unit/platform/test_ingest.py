@@ -349,3 +349,16 @@ def test_every_accepted_event_can_be_stored_and_sent(value: Any) -> None:
     if isinstance(result, list):
         for i, event in enumerate(result):
             assert orjson.loads(orjson.dumps(event_payload(event, f"id{i}")))["name"] == event.name
+
+
+@pytest.mark.parametrize("number", ["1e20", "9007199254740992.0", "-1.5e19"])
+def test_a_whole_number_no_sdk_reads_back_exactly_is_rejected_with_its_path(number: str) -> None:
+    body = b'{"name": "a", "data": {"amounts": [1, ' + number.encode() + b"]}}"
+    found = rejected(body)
+    assert found.startswith("event 0: data.amounts[1] is ")
+    assert "send larger or exact values as strings" in found
+
+
+def test_numbers_that_canonical_json_carries_exactly_are_kept() -> None:
+    event = one({"name": "a", "data": {"n": [1e21, 0.5, 2**53 - 1, -2.5e15], "s": "1e+17"}})
+    assert event.data == {"n": [1e21, 0.5, 2**53 - 1, -2.5e15], "s": "1e+17"}
