@@ -2,7 +2,7 @@
 start gates and a caller's own caps."""
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import Connection
@@ -39,6 +39,8 @@ class _Span:
     began: int
     clock: Callable[[], int] | None = None
     spent: bool = False
+    # what the claim learned of the rolling-window scopes it decided, and has yet to write
+    ledgers: rolling_windows.Ledgers = field(default_factory=rolling_windows.Ledgers)
 
     def charged(self) -> None:
         """A rate-charged start was decided: past the span, the claim takes no more."""
@@ -129,7 +131,9 @@ def _claim_lane(
     for row in items:
         payload = json_text.loads(row.payload)
         throttled = start_throttle.window(payload)  # the throttle's period window
-        verdict = rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled)
+        verdict = rolling_windows.check(
+            conn, row, payload, now, start_throttle.check, throttled, span.ledgers
+        )
         if verdict.start:
             claimed.append(lease_row(conn, row, payload, limits, now, lease))
         elif verdict.defer_to is None:
@@ -138,6 +142,7 @@ def _claim_lane(
             span.charged()
             if span.spent:
                 break  # the rest start in a later claim, dated by its own time
+    span.ledgers.flush(conn)  # the deferred items' due times, before the lane's head is read
     if room.items <= 0:
         return claimed
     # A claim that filled a key parks the lane at once, rather than finding the key full on its
