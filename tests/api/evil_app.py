@@ -9,12 +9,13 @@ import functools
 import json
 import socket
 import struct
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from weir.platform.executor.signing import sign
+
+from tests.support.stream_server import StreamServer
 
 MIB = 1024 * 1024
 Handler = Callable[[asyncio.StreamWriter, dict[str, Any], "EvilApp"], Awaitable[None]]
@@ -210,30 +211,19 @@ MODES: dict[str, Handler] = {
 } | {mode: functools.partial(bad_op, mode=mode) for mode in BAD_OPS}
 
 
-class EvilApp:
+class EvilApp(StreamServer):
     """Serves MODES on 127.0.0.1 from a thread of its own; counts the calls per mode."""
 
     def __init__(self, key: str | None = None, modes: dict[str, Handler] | None = None) -> None:
+        super().__init__()
         self.key = key
         self.modes = MODES | (modes or {})  # a test module's own misbehaviours besides these
         self.calls: dict[str, int] = {}
         self.request_headers: dict[str, str] = {}  # of the latest request
         self.saved: dict[str, bytes] = {}  # what a mode keeps between requests
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def url(self, mode: str) -> str:
         return f"http://127.0.0.1:{self.port}/{mode}"
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
 
     async def _handle(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         try:
@@ -249,16 +239,6 @@ class EvilApp:
         finally:
             with contextlib.suppress(Exception):
                 w.close()
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator["EvilApp"]:
-        self._thread.start()
-        self._ready.wait(5)
-        try:
-            yield self
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(5)
 
 
 async def _headers(r: asyncio.StreamReader) -> dict[str, str]:

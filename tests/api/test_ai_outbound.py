@@ -10,7 +10,6 @@ Weir runs in-process (TestClient); the app is the raw loopback server of evil_ap
 import asyncio
 import contextlib
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,29 +23,18 @@ from weir.platform.settings import Settings
 from tests.api.evil_app import EvilApp, answer
 from tests.api.evil_weir import SDK, SIGNING_KEY, Weir, evil_function
 from tests.api.helpers import LOCAL, store_rows
+from tests.support.stream_server import StreamServer
 
 ADMIN_TOKEN = "admin"
 
 
-class Model:
+class Model(StreamServer):
     """A raw HTTP server on one loopback address: every request's header lines as sent (names
     in their own case) and body are kept, and it answers `{"echo": <body>}`."""
 
     def __init__(self, host: str) -> None:
-        self.host = host
+        super().__init__(host)
         self.requests: list[dict[str, Any]] = []
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
 
     async def _handle(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
@@ -67,16 +55,6 @@ class Model:
             )
             await w.drain()
         w.close()
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator["Model"]:
-        self._thread.start()
-        self._ready.wait(5)
-        try:
-            yield self
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(5)
 
 
 def asking(url: str, headers: dict[str, str] | None = None) -> Any:
