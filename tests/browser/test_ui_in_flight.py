@@ -1,7 +1,8 @@
-"""A run whose call is in the app, as the pages show it (issue 36, item 1), in headless
+"""A run whose call is in the app, as the pages show it (issue 36, items 1 and 2), in headless
 Chromium against a real Weir server and a real SDK app whose calls stay in the app until the
 test creates their release file: the run is Running with its start from the moment its first
-call is handed over, on its page, in the list and under the list's Status filter."""
+call is handed over, on its page, in the list and under the list's Status filter; and each
+call in the app is a row of the run's timeline, named by its step once Weir knows it."""
 
 import re
 import uuid
@@ -11,8 +12,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
+from weir.web.display import clock
 
-from tests.browser.browser_support import Server, submit, until
+from tests.browser.browser_support import Server, screenshot, submit, until
 
 pytestmark = pytest.mark.browser
 CLOCK = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$")  # web/display.clock
@@ -82,3 +84,62 @@ def test_a_run_whose_first_call_is_in_the_app_is_running_on_its_page_and_in_the_
     expect(page.locator(f"tr[data-id='{run_id}']")).to_have_count(0)
     expect(page.locator("#bulk-count")).to_have_count(0)  # nothing to cancel as queued
     _completed(server, release, run_id)
+
+
+def _call_rows(page: Page) -> Locator:
+    return page.locator("#waterfall li.k-call")
+
+
+def test_a_later_step_in_the_app_is_a_timeline_row_finding_its_next_step(
+    page: Page, server: Server, release: Path
+) -> None:
+    run_id = _held(server, release, after="step")
+    # the quick step is saved and the call after it is in the app
+    until(lambda: _run(server, run_id)["steps"] and _in_flight(server, run_id), "the later call")
+    [call] = _in_flight(server, run_id)
+
+    page.goto(f"{server.url}/runs/{run_id}")
+    expect(page.locator("#run-state")).to_contain_text(
+        "executing the function, finding its next step, attempt 1 of 1, since "
+    )
+    rows = _call_rows(page)
+    expect(rows).to_have_count(2)  # the quick step's call, answered, and the one in the app
+    expect(rows.nth(0).locator(".bar-meta .badge")).to_have_text("Completed")
+    later = rows.nth(1)
+    expect(later.locator(".bar-name")).to_have_text("Call · finding its next step")
+    expect(later.locator(".bar-meta .badge")).to_have_text("Running")
+    meta = later.locator(".bar-meta")
+    expect(meta).to_contain_text("so far · in the app, after step quick")
+    # the badge, then when the call was handed to the app
+    expect(meta).to_contain_text(f"Running {clock(call['started_at'])} · ")
+    screenshot(page, "run-in-flight")
+
+    _completed(server, release, run_id)
+    page.reload()
+    expect(page.locator("#run h1 .badge")).to_have_text("Completed")
+    expect(page.locator("#waterfall")).not_to_contain_text("so far")
+    expect(page.locator("#waterfall")).not_to_contain_text("finding")
+    labels = _call_rows(page).locator(".bar-name").all_inner_texts()
+    assert labels[:2] == ["Call · quick · attempt 1", "Call · second · attempt 1"], labels
+
+
+def test_planned_steps_in_the_app_are_timeline_rows_with_their_names(
+    page: Page, server: Server, release: Path
+) -> None:
+    run_id = _held(server, release, after="parallel")
+    until(lambda: len(_in_flight(server, run_id)) == 2, "both planned calls in the app")
+
+    page.goto(f"{server.url}/runs/{run_id}")
+    for name in ("left", "right"):
+        row = page.locator("#waterfall li.k-call", has_text=f"Call · {name} · attempt 1")
+        expect(row).to_have_count(1)
+        expect(row.locator(".bar-meta .badge")).to_have_text("Running")
+        expect(row.locator(".bar-meta")).to_contain_text("so far · in the app")
+
+    _completed(server, release, run_id)
+    page.reload()
+    expect(page.locator("#waterfall")).not_to_contain_text("so far")
+    for name in ("left", "right"):  # its answer's row in its place, not beside it
+        row = page.locator("#waterfall li.k-call", has_text=f"Call · {name} · attempt 1")
+        expect(row).to_have_count(1)
+        expect(row.locator(".bar-meta .badge")).to_have_text("Completed")
