@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from weir.platform.foundation.vocabulary import RAN_OPS, HistoryKind, RunStateKind, StepStatus
 from weir.platform.reads.records import CallOp, HistoryEntry, Run
+from weir.platform.reads.run_state import CallInFlight
 from weir.platform.reads.runs import Attempt, RunView
 from weir.web.display import clock, span
 
@@ -46,6 +47,9 @@ def waterfall(view: RunView, now: int) -> list[Bar]:
             backoff = _backoff(row, attempt, tries, place)
             if backoff is not None:
                 bars.append(backoff)
+    last = view.steps[-1] if view.steps else None  # the step completed most recently
+    after = (last.name or last.step_id) if last is not None else ""
+    bars += [_in_flight(call, after, place, run, now) for call in view.in_flight]
     return bars
 
 
@@ -76,6 +80,22 @@ def _queued(run: Run, place: _Placer, now: int) -> Bar:
     return Bar(
         "Queued", "queued", status, clock(run.created_at), span(began - run.created_at), left, width
     )
+
+
+def _in_flight(call: CallInFlight, after: str, place: _Placer, run: Run, now: int) -> Bar:
+    """A call in the app, not answered yet: named by its step once Weir knows it (a planned
+    step, or one retried after its error); else it is finding the function's next step."""
+    began = call.started_at if call.started_at is not None else (run.started_at or now)
+    left, width = place(began, now)
+    note = "in the app"
+    if call.step_id:
+        label = f"Call · {call.step_name or call.step_id} · attempt {call.attempt}"
+    else:
+        again = f" · attempt {call.attempt}" if call.attempt > 1 else ""  # as _call_label counts
+        label = f"Call · {call.finding}{again}"
+        note += f", after step {after}" if after and not call.first else ""
+    took = f"{span(now - began)} so far"
+    return Bar(label, HistoryKind.CALL, StepStatus.RUNNING, clock(began), took, left, width, note)
 
 
 def _bar(

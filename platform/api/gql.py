@@ -41,6 +41,7 @@ from weir.platform.foundation.vocabulary import (
 from weir.platform.functions.describe import describe_trigger
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Run, Step
+from weir.platform.reads.run_state import CallInFlight
 from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
 from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input_text
@@ -293,7 +294,8 @@ def root_span(view: RunView, weir: Platform) -> dict[str, Any]:
 
 
 def step_spans(view: RunView) -> list[dict[str, Any]]:
-    """Memoized steps in order, then the steps still open (sleeping, waiting, invoking)."""
+    """Memoized steps in order, then the steps still open (sleeping, waiting, invoking), then
+    the calls in the app."""
     started = view.run.started_at or view.run.created_at
     spans: list[dict[str, Any]] = []
     for step in view.steps:
@@ -304,7 +306,26 @@ def step_spans(view: RunView) -> list[dict[str, Any]]:
     for row in view.history:
         if row.kind in OPEN_KINDS and row.ended_at is None and row.step_id not in done:
             spans.append(_open_span(view.run.id, row))
-    return spans
+    return spans + [_in_flight_span(view.run.id, c, started) for c in view.in_flight]
+
+
+def _in_flight_span(run_id: str, call: CallInFlight, queued: int) -> dict[str, Any]:
+    """A call in the app: its step's span once Weir knows the step (a planned one), else a
+    span saying what the call does (it finds the function's next step as it runs)."""
+    began = call.started_at if call.started_at is not None else queued
+    return _span(
+        span_id=call.step_id or f"{run_id}.call.{call.item_id}",
+        name=call.step_name or call.step_id or call.finding,
+        status=StepStatus.RUNNING,
+        times=(queued, began, None),
+        output=None,
+        children=[],
+        parent=run_id,
+    ) | {
+        "stepID": call.step_id,
+        "stepOp": "RUN" if call.step_id else None,  # a planned step is a step.run
+        "attempts": call.attempt,
+    }
 
 
 def _step_span(view: RunView, step: Step, started: int) -> dict[str, Any]:

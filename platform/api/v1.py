@@ -8,10 +8,10 @@ from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.foundation import jsonvalues
-from weir.platform.foundation.vocabulary import RunStatus, StepStatus
+from weir.platform.foundation.vocabulary import HistoryKind, RunStatus, StepStatus
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
-from weir.platform.reads.run_state import RunState
+from weir.platform.reads.run_state import CallInFlight, RunState
 from weir.platform.reads.runs import RunLinks
 from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input
 from weir.platform.security.bodies import BodyTooLarge, read_capped
@@ -59,7 +59,8 @@ async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRespon
         return _missing("run", run_id)
     data = run_json(weir, view.run, view.state) | {
         "steps": [step_json(s, view.step_status.get(s.step_id)) for s in view.steps],
-        "history": [history_json(h) for h in view.history],
+        "history": [history_json(h) for h in view.history]
+        + [in_flight_json(c) for c in view.in_flight],
         "links": links_json(view.links),
     }
     return _ok(weir, data)
@@ -216,6 +217,21 @@ def history_json(row: HistoryEntry) -> dict[str, Any]:
         "started_at": row.started_at,
         "ended_at": row.ended_at,
         "detail": row.detail.data,
+    }
+
+
+def in_flight_json(call: CallInFlight) -> dict[str, Any]:
+    """A call in the app as a history row: RUNNING with no end (a stored call row is written
+    with the answer), named by its step once Weir knows it (a planned step)."""
+    return {
+        "kind": HistoryKind.CALL,
+        "step_id": call.item_step,
+        "name": call.step_name,
+        "attempt": call.attempt - 1,  # as stored rows count it, from 0
+        "status": StepStatus.RUNNING,
+        "started_at": call.started_at,
+        "ended_at": None,
+        "detail": {},
     }
 
 

@@ -105,6 +105,32 @@ class RunState:
         }
 
 
+@record(slots=True)
+class CallInFlight:
+    """A call handed to the app and not answered yet (its lease is live): the run's timeline
+    shows it as a row before its answer writes the real one."""
+
+    item_id: int  # its queue item
+    item_step: str  # the step id the call is addressed to: DISCOVERY runs the function
+    step_id: str | None  # the step it runs when Weir knows it (planned, or retried); else None
+    step_name: str  # that step's name ("" if unknown)
+    attempt: int  # 1-based
+    started_at: int | None  # its claim
+    first: bool  # no step of the run has completed before it
+
+    @property
+    def finding(self) -> str:
+        """What a call of the function with no step known yet does: the SDK runs it from the
+        top, past the steps that have results, and only its answer says which step came next."""
+        return f"finding its {'first' if self.first else 'next'} step"
+
+    @property
+    def what(self) -> str:
+        if self.step_id:
+            return f"step {self.step_name or self.step_id}"
+        return f"the function, {self.finding}"
+
+
 @record
 class StateFacts:
     """Everything `derive` needs beside the runs, for a set of runs (see `load_facts`)."""
@@ -193,7 +219,7 @@ def _call_state(
 ) -> RunState | None:
     if not items:
         return None
-    live = [i for i in items if i.leased and i.available_at > now]
+    live = [i for i in items if _live(i, now)]
     if live:
         return _executing(run, live[0], facts, max_attempts)
     item = items[0]  # the earliest due
@@ -235,16 +261,36 @@ def _call_state(
 
 def _executing(run: Run, item: RunItem, facts: StateFacts, max_attempts: int | None) -> RunState:
     step = _step_fields(run, item, facts, max_attempts)
-    what = (
-        f"step {step['step_name'] or step['step_id']}"
-        if step["step_id"]
-        else "the function (its next step is found as it runs)"
-    )
-    since = item.claimed_at
-    words = f"executing {what}, attempt {_of(step)}"
+    call = _in_flight(run, item, step)
+    since = call.started_at
+    words = f"executing {call.what}, attempt {_of(step)}"
     if since is not None:
         words += f", since {clock(since)}"
     return RunState(RunStateKind.EXECUTING, words, since=since, **step)
+
+
+def calls_in_flight(run: Run, facts: StateFacts, now: int) -> list[CallInFlight]:
+    """The run's calls in the app now, the earliest due first (as `facts.items`)."""
+    live = [i for i in facts.items.get(run.id, []) if _live(i, now)]
+    return [_in_flight(run, i, _step_fields(run, i, facts, None)) for i in live]
+
+
+def _live(item: RunItem, now: int) -> bool:
+    """Leased and the lease not lapsed (a lapsed one is claimable again: its holder died)."""
+    return item.leased and item.available_at > now
+
+
+def _in_flight(run: Run, item: RunItem, step: dict[str, Any]) -> CallInFlight:
+    """`step`: the item's step fields (`_step_fields`)."""
+    return CallInFlight(
+        item_id=item.id,
+        item_step=item.step_id,
+        step_id=step["step_id"],
+        step_name=step["step_name"],
+        attempt=step["attempt"],
+        started_at=item.claimed_at,
+        first=run.step_count == 0,
+    )
 
 
 def _step_fields(

@@ -18,7 +18,14 @@ from weir.platform.foundation.vocabulary import (
 from weir.platform.gates import fifo_lane
 from weir.platform.gates.decisions import to_json
 from weir.platform.reads import scopes
-from weir.platform.reads.run_state import RunState, run_state, run_states
+from weir.platform.reads.run_state import (
+    CallInFlight,
+    RunState,
+    calls_in_flight,
+    derive,
+    load_facts,
+    run_states,
+)
 from weir.platform.registry import Function
 from weir.platform.store.flow import fifo_lanes as fifo
 from weir.platform.store.records import events as event_records
@@ -59,9 +66,9 @@ class RunLinks:
 @record
 class RunView:
     """A run with its memoized steps (named), its history (entries still open when the run
-    ended shown as cancelled at its end), its events (trigger first), its state, every
-    attempt of each step and the runs it is linked to: what the run page,
-    `GET /v1/runs/{id}` and GraphQL `run` show."""
+    ended shown as cancelled at its end), its calls in the app now (their answers are not in
+    the history yet), its events (trigger first), its state, every attempt of each step and
+    the runs it is linked to: what the run page, `GET /v1/runs/{id}` and GraphQL `run` show."""
 
     run: Run
     steps: list[Step]
@@ -72,11 +79,13 @@ class RunView:
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)  # step id ("" = function)
     call_attempt: dict[int, Attempt] = field(default_factory=dict)  # history id -> attempt
     links: RunLinks = field(default_factory=RunLinks)
+    in_flight: list[CallInFlight] = field(default_factory=list)
 
     @property
     def progress(self) -> str:
         """Changes whenever the run page would show something new."""
-        return f"{self.run.status}/{len(self.history)}/{len(self.steps)}/{self.state.kind}"
+        calls = f"{len(self.history)}+{len(self.in_flight)}"  # answered + in the app
+        return f"{self.run.status}/{calls}/{len(self.steps)}/{self.state.kind}"
 
 
 def run_view(
@@ -95,16 +104,18 @@ def run_view(
         for s in step_records.list_steps(conn, run_id)
     ]
     attempts = _attempts(rows)
+    facts = load_facts(conn, [run], now)  # the state and the calls in flight share it
     return RunView(
         run,
         steps,
         rows,
         queries.events_by_ids(conn, run.event_ids),
-        run_state(conn, run, now, max_attempts),
+        derive(run, facts, now, max_attempts.get(run.function_id)),
         {s.step_id: _step_status(s, rows) for s in steps},
         attempts,
         {a.entry.id: a for tries in attempts.values() for a in tries},
         _links(conn, run, rows),
+        calls_in_flight(run, facts, now),
     )
 
 

@@ -1,6 +1,8 @@
 """The app the browser tests drive: one function per thing the UI must show."""
 
 import asyncio
+import time
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -169,6 +171,35 @@ async def in_line(ctx: Context) -> str:
 )
 async def metered(ctx: Context) -> str:
     return "charged"
+
+
+async def _until_released(release: str) -> str:
+    await asyncio.to_thread(_wait_for, Path(release))  # off the loop: other calls go on
+    return "released"
+
+
+def _wait_for(release: Path) -> None:
+    while not release.exists():  # the test creates the file to let the call answer
+        time.sleep(0.05)
+
+
+@client.function("held", name="Held in the app", event="ui/held", retries=0)
+async def held(ctx: Context) -> Any:
+    """Its calls stay in the app until the test creates the file `data.release` (issue 36):
+    from its first call on, or after a quick step (`data.after`: "step" for one more step,
+    "parallel" for two planned at once)."""
+    release, after = str(ctx.event.data["release"]), ctx.event.data.get("after")
+    if not after:
+        return await ctx.step.run("work", _until_released, release)
+    await ctx.step.run("quick", lambda: "quick")
+    if after == "parallel":
+        return await ctx.step.parallel(
+            [
+                lambda: ctx.step.run("left", _until_released, release),
+                lambda: ctx.step.run("right", _until_released, release),
+            ]
+        )
+    return await ctx.step.run("second", _until_released, release)
 
 
 app = FastAPI()

@@ -121,3 +121,59 @@ def _page(weir: WeirServer) -> list[dict[str, Any]]:
         f"{weir.url}/ui/api/runs", params={"function": "running-held"}, timeout=10
     ).json()["runs"]
     return found
+
+
+def _in_flight(run: dict[str, Any]) -> list[dict[str, Any]]:
+    return [h for h in run["history"] if h["kind"] == "call" and h["ended_at"] is None]
+
+
+TRACE = (
+    "query($id: String!) { runTrace(runID: $id) { childrenSpans { name status stepID "
+    "startedAt endedAt } } }"
+)
+
+
+def _running_spans(weir: WeirServer, run_id: str) -> list[dict[str, Any]]:
+    spans = _gql(weir, TRACE, id=run_id)["runTrace"]["childrenSpans"]
+    return [s for s in spans if s["status"] == "RUNNING"]
+
+
+def test_a_later_call_in_the_app_is_a_row_of_the_history_and_a_span_of_the_trace(
+    servers: tuple[WeirServer, AppServer, Path],
+) -> None:
+    """Issue 36 item 2: a step after the first, in the app, is in the run's history (REST) and
+    trace (GraphQL) as it runs: named as planned, or, when the SDK finds it as it runs, said
+    to be finding the next step, since its claim."""
+    weir, app, tmp = servers
+    release = tmp / f"release-{uuid.uuid4().hex[:8]}"
+    alone = weir.runs(weir.send("t/later", {"release": str(release)}))[0]["run_id"]
+    both = weir.runs(weir.send("t/later", {"release": str(release), "parallel": True}))
+    planned = both[0]["run_id"]
+    wait_until(lambda: _began(app, alone, "second") and len(_began(app, planned)) == 2)
+    try:
+        rest = weir.run(alone)
+        [call] = _in_flight(rest)
+        assert (call["status"], call["step_id"], call["name"]) == ("RUNNING", "step", "")
+        assert rest["state"]["words"].startswith("executing the function, finding its next step")
+        assert rest["state"]["since"] is not None
+        [quick] = rest["steps"]
+        assert quick["name"] == "first" and quick["at"] <= call["started_at"]
+        [span] = _running_spans(weir, alone)
+        assert (span["name"], span["stepID"], span["endedAt"]) == (
+            "finding its next step",
+            None,
+            None,
+        )
+
+        rest = weir.run(planned)
+        ops = [o for h in rest["history"] if h["ended_at"] for o in h["detail"].get("ops", [])]
+        names = {o["id"]: o["name"] for o in ops if o["op"] == "StepPlanned"}
+        assert sorted(names.values()) == ["left", "right"]
+        assert {h["step_id"]: h["name"] for h in _in_flight(rest)} == names
+        assert {s["stepID"]: s["name"] for s in _running_spans(weir, planned)} == names
+    finally:
+        release.touch()
+    for run_id in (alone, planned):
+        ended = wait_until(lambda r=run_id: weir.run(r) if weir.run(r)["ended_at"] else None)
+        assert ended["status"] == "Completed"
+        assert _in_flight(ended) == [] and _running_spans(weir, run_id) == []

@@ -56,7 +56,7 @@ def test_a_run_view_holds_its_steps_and_events_trigger_first(store: Store) -> No
     assert view.run.status == RunStatus.QUEUED
     assert [s.step_id for s in view.steps] == ["s1"]
     assert [e.id for e in view.events] == ["ev-0", "ev-1"]
-    assert view.progress == f"{RunStatus.QUEUED}/{len(view.history)}/1/{view.state.kind}"
+    assert view.progress == f"{RunStatus.QUEUED}/{len(view.history)}+0/1/{view.state.kind}"
     assert store.read(lambda c: runs.run_view(c, "run-x", 0, {})) is None
 
 

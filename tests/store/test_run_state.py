@@ -18,6 +18,7 @@ from weir.platform.store import queue as q
 from weir.platform.store.records import events as event_records
 from weir.platform.store.records import runs as run_records
 from weir.platform.store.records import steps as step_records
+from weir.web.display import clock
 from weir.web.timeline import waterfall
 
 from tests.support.store_kit import Store
@@ -332,3 +333,81 @@ def test_a_checkpointed_call_counts_for_the_step_it_stopped_at_or_for_the_functi
     [(label, note)] = [(b.label, b.note) for b in waterfall(other, T0 + 10) if b.kind == "call"]
     # the function's only call so far: numbered once the function is tried again
     assert (label, note) == ("Call", "error: RetryAfterError: not yet")
+
+
+# -- issue 36 item 2: a call in the app is a row of the run's timeline -------------------------
+def in_flight_bars(view: runs.RunView, now: int) -> list[tuple[str, str, str, str]]:
+    return [
+        (b.label, b.status, b.start, b.note)
+        for b in waterfall(view, now)
+        if b.kind == HistoryKind.CALL and b.took.endswith(" so far")
+    ]
+
+
+def test_planned_steps_in_the_app_are_timeline_rows_named_as_planned(store: Store) -> None:
+    add_run(store, "r1")
+    planned = [
+        {"op": "StepPlanned", "id": "h-left", "name": "left"},
+        {"op": "StepPlanned", "id": "h-right", "name": "right"},
+    ]
+    history(store, "r1", HistoryKind.CALL, T0, ended_at=T0 + 5, detail={"ops": planned})
+    for step_id in ("h-left", "h-right"):
+        enqueue(store, "r1", at=T0 + 10, step_id=step_id)
+    store.write(lambda c: q.claim(c, T0 + 20, 5, LEASE))
+    view = store.read(lambda c: runs.run_view(c, "r1", T0 + 30, MOST))
+    assert view is not None
+    assert [(c.step_id, c.step_name, c.attempt, c.started_at) for c in view.in_flight] == [
+        ("h-left", "left", 1, T0 + 20),
+        ("h-right", "right", 1, T0 + 20),
+    ]
+    start = clock(T0 + 20)
+    assert in_flight_bars(view, T0 + 30) == [
+        ("Call · left · attempt 1", StepStatus.RUNNING, start, "in the app"),
+        ("Call · right · attempt 1", StepStatus.RUNNING, start, "in the app"),
+    ]
+    assert view.state.words.startswith("executing step left, attempt 1 of 3, since ")
+    lapsed = store.read(lambda c: runs.run_view(c, "r1", T0 + 20 + LEASE + 1, MOST))
+    assert lapsed is not None and lapsed.in_flight == []  # its holder died: not in the app
+
+
+def test_the_call_after_a_completed_step_says_it_is_finding_the_next_step(store: Store) -> None:
+    add_run(store, "r1")
+    enqueue(store, "r1", at=T0)
+    store.write(lambda c: q.claim(c, T0 + 2, 5, LEASE))
+    first = store.read(lambda c: runs.run_view(c, "r1", T0 + 4, MOST))
+    assert first is not None
+    assert first.state.words == (
+        "executing the function, finding its first step, attempt 1 of 3, since "
+        "2023-11-14T22:13:20.002+00:00"
+    )
+    assert in_flight_bars(first, T0 + 4) == [
+        ("Call · finding its first step", StepStatus.RUNNING, clock(T0 + 2), "in the app")
+    ]
+
+    add_run(store, "r2")
+    ran = {"ops": [{"op": "StepRun", "id": "h-quick", "name": "quick"}]}
+    history(store, "r2", HistoryKind.CALL, T0, ended_at=T0 + 5, detail=ran)
+    memo = ("h-quick", 0, "quick", "StepRun", "1", T0 + 5)
+    store.write(lambda c: step_records.save_memo(c, "r2", *memo))
+    saved: dict[str, Any] = {"step_count": 1, "state_bytes": 1, "pending": (), "force_plan": False}
+    store.write(lambda c: run_records.step_saved(c, "r2", **saved))
+    enqueue(store, "r2", at=T0 + 5)
+    store.write(lambda c: q.claim(c, T0 + 20, 5, LEASE))
+    view = store.read(lambda c: runs.run_view(c, "r2", T0 + 30, MOST))
+    assert view is not None
+    [call] = view.in_flight
+    assert (call.item_step, call.step_id, call.step_name, call.first) == ("step", None, "", False)
+    assert view.state.words == (
+        "executing the function, finding its next step, attempt 1 of 3, since "
+        "2023-11-14T22:13:20.020+00:00"
+    )
+    assert view.state.since == T0 + 20
+    assert in_flight_bars(view, T0 + 30) == [
+        (
+            "Call · finding its next step",
+            StepStatus.RUNNING,
+            clock(T0 + 20),
+            "in the app, after step quick",
+        )
+    ]
+    assert view.progress.split("/")[1] == "1+1"  # answered + in the app: the page reloads

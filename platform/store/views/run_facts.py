@@ -18,6 +18,7 @@ from weir.platform.store.views import handed
 class RunItem:
     """A queued (or executing) call of a run."""
 
+    id: int  # the queue item's
     run_id: str
     step_id: str  # "step": a discovery call; else the planned step's id
     attempt: int  # 0 for the first attempt
@@ -50,6 +51,7 @@ def run_items(conn: Connection, run_ids: Collection[str]) -> dict[str, list[RunI
     for row in conn.execute(query):
         found[row.run_id].append(
             RunItem(
+                id=int(row.id),
                 run_id=row.run_id,
                 step_id=row.step_id,
                 attempt=int(row.attempt),

@@ -40,12 +40,13 @@ async def later(ctx: Context) -> list[str]:
     parallel (`data.parallel`)."""
     await ctx.step.run("first", lambda: "quick")
     if ctx.event.data.get("parallel"):
-        return list(
-            await asyncio.gather(
-                ctx.step.run("left", _held, ctx, "left"),
-                ctx.step.run("right", _held, ctx, "right"),
-            )
+        both = await ctx.step.parallel(
+            [
+                lambda: ctx.step.run("left", _held, ctx, "left"),
+                lambda: ctx.step.run("right", _held, ctx, "right"),
+            ]
         )
+        return list(both)
     return [await ctx.step.run("second", _held, ctx, "second")]
 
 
