@@ -53,6 +53,7 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # the evaluator's own out-of-memory message
             close_fds=True,
+            process_group=0,  # a Ctrl-C signals Weir alone: evaluations go on while it drains
         )
         try:
             ready = self._read(len(READY), time.monotonic() + STARTUP_SECONDS)

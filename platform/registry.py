@@ -56,6 +56,8 @@ class Registry:
         default_factory=lambda: defaultdict(list)
     )
     version: int = 0
+    # By event name: the expressions admitting such an event may evaluate (admission fills it).
+    declared: dict[str, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, stored: Iterable[StoredFunction], version: int) -> "Registry":
@@ -65,6 +67,7 @@ class Registry:
         return registry
 
     def add(self, fn: Function) -> None:
+        self.declared.clear()
         self.by_id[fn.id] = fn
         self.by_app[fn.app_id].append(fn.id)  # archived too: their runs still call the app
         if fn.archived:  # removed from its app: runs finish, nothing new starts

@@ -10,7 +10,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Connection
 from weir.platform.foundation.clock import Clock
@@ -45,15 +45,22 @@ class AppRoom:
     cap: int  # calls an app may have in flight: `per_app`, less the workers offers hold
     calls: Counter[str]  # calls in flight per app, and what this claim has taken
     app_of: Callable[[str], str | None]
+    # The same per function, within its app's: `share` is a function's (`Scheduler._share`)
+    fn_calls: Counter[str] = field(default_factory=Counter)
+    share: Callable[[str], int] = lambda app: UNCAPPED
 
     def left(self, function_id: str | None) -> int:
         app = self._app(function_id)
-        return UNCAPPED if app is None else self.cap - self.calls[app]
+        if app is None or function_id is None:
+            return UNCAPPED
+        own = self.share(app) - self.fn_calls[function_id]
+        return min(self.cap - self.calls[app], own)
 
     def took(self, function_id: str | None, count: int) -> None:
         app = self._app(function_id)
-        if app is not None:
+        if app is not None and function_id is not None:
             self.calls[app] += count
+            self.fn_calls[function_id] += count
 
     def _app(self, function_id: str | None) -> str | None:
         return None if function_id is None else self.app_of(function_id)
@@ -72,6 +79,7 @@ class Scheduler:
         app_of: Callable[[str], str | None] = lambda function_id: None,
         functions_of: Callable[[str], Collection[str]] = lambda app: (),
         per_app: int = 0,
+        per_function: int = 0,
         prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
@@ -83,6 +91,10 @@ class Scheduler:
         # its share of the workers and the other apps are still served. `app_of`: the app of a
         # function (None: no app's, no cap).
         self.app_of, self.per_app = app_of, per_app
+        # Within its app's cap, one function of an app with several holds at most
+        # `per_function` calls (0: as many as the app), so that one function hanging leaves
+        # the app's other functions calls of their own.
+        self.per_function = per_function if 0 < per_function < per_app else per_app
         # An app's functions: a claim passes over all their lanes while the app is at its cap,
         # not only the lanes it has in flight (an app's work may lie in many lanes, one per
         # key, and a lane taken only to be handed back costs two transactions).
@@ -92,6 +104,10 @@ class Scheduler:
         # nothing per call however many calls are in flight.
         self._calls: Counter[str] = Counter()
         self._app_by_item: dict[int, str] = {}  # as counted (a reload may move a function)
+        # The same per function, and the functions holding their whole share: kept as items
+        # come and go, so the per-function share costs nothing per call either.
+        self._fn_calls: Counter[str] = Counter()
+        self._fns_full: set[str] = set()
         # Workers promised to claims under way (the scheduler's own, and offers): counted as
         # calls of every app, since what they will claim is not known yet.
         self._promised = 0
@@ -198,7 +214,14 @@ class Scheduler:
         out). Offers under way count as calls of every app."""
         if self.per_app <= 0:
             return None
-        return AppRoom(self.per_app - self._promised, Counter(self._calls), self.app_of)
+        promised = self._promised
+        return AppRoom(
+            self.per_app - promised,
+            Counter(self._calls),
+            self.app_of,
+            Counter(self._fn_calls),
+            lambda app: self._share(app) - promised,
+        )
 
     def _claimable(self, claiming: int = 0) -> int:
         """How many items an offer's claim (which takes no `AppRoom`) may take: the free
@@ -220,13 +243,27 @@ class Scheduler:
             return None
         return self.app_of(item.function_id)
 
+    def _share(self, app: str) -> int:
+        """The calls one function of `app` may hold: `per_function` when the app has other
+        functions to leave room for, else the app's whole cap."""
+        return self.per_function if len(self.functions_of(app)) > 1 else self.per_app
+
+    def _at_share(self, app: str, calls: int) -> bool:
+        """Whether a function of `app` holding `calls` holds its whole share (below
+        `per_function` it is below every share: no lookup of the app's functions)."""
+        return calls >= self.per_function and calls >= self._share(app)
+
     def _track(self, item: q.Claimed) -> None:
         """`item` is in flight from now on."""
         self.inflight[item.id] = item
         app = self._app(item)
-        if app is not None:
+        if app is not None and item.function_id is not None:
             self._app_by_item[item.id] = app
             self._calls[app] += 1
+            fn = item.function_id
+            self._fn_calls[fn] += 1
+            if self._at_share(app, self._fn_calls[fn]):
+                self._fns_full.add(fn)
 
     def _untrack(self, item: q.Claimed) -> None:
         if self.inflight.pop(item.id, None) is None:
@@ -236,34 +273,57 @@ class Scheduler:
             self._calls[app] -= 1
             if self._calls[app] <= 0:
                 del self._calls[app]
+            fn = item.function_id or ""
+            self._fn_calls[fn] -= 1
+            if self._fn_calls[fn] <= 0:
+                del self._fn_calls[fn]
+            if fn in self._fns_full and self._fn_calls[fn] < self._share(app):
+                self._fns_full.discard(fn)
 
     def _app_calls(self) -> Counter[str]:
         return Counter(self._calls)
 
-    def _full_functions(self, ending: str | None = None) -> set[str]:
-        """The functions of apps with `per_app` calls in flight, not counting one call of
-        `ending` (the app of a call whose transaction may pass its slots on to the next):
-        not claimed until one ends. Calls promised to offers count as calls of every app, as
-        in `_claimable`."""
+    def _full_functions(self, ending: q.Claimed | None = None) -> set[str]:
+        """The functions of apps with `per_app` calls in flight, and those holding their own
+        share (`_share`), not counting the call `ending` (whose transaction may pass its
+        slots on to the next): not claimed until one ends. Calls promised to offers count as
+        calls of every app, as in `_claimable` (an offer that takes a function past its share
+        hands the extra back, `_admit`)."""
         if self.per_app <= 0:
             return set()
         cap, promised = self.per_app, self._promised
-        full = [app for app, n in self._calls.items() if n - (app == ending) + promised >= cap]
-        return {fn for app in full for fn in self.functions_of(app)}
+        app_ending = self._app_by_item.get(ending.id) if ending is not None else None
+        full = [app for app, n in self._calls.items() if n - (app == app_ending) + promised >= cap]
+        skip = {fn for app in full for fn in self.functions_of(app)}
+        if self._fns_full:
+            skip |= self._fns_full
+        fn = ending.function_id if ending is not None else None
+        if (  # the ending call's own function, full only while that call is counted
+            app_ending is not None
+            and fn is not None
+            and fn in self._fns_full
+            and app_ending not in full
+            and self._fn_calls[fn] - 1 < self._share(app_ending)
+        ):
+            skip.discard(fn)
+        return skip
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:
         """The claimed items their apps have room for, and the rest."""
         if self.per_app <= 0:
             return claimed, []
         calls = self._app_calls()
+        taken: dict[str, int] = {}  # what this claim takes, per function
         started, over = [], []
         for item in claimed:
-            app = self._app(item)
-            if app is not None and calls[app] >= self.per_app:
+            app, fn = self._app(item), item.function_id or ""
+            own = self._fn_calls[fn] + taken.get(fn, 0)
+            if app is not None and (calls[app] >= self.per_app or self._at_share(app, own)):
                 over.append(item)
                 continue
             if app is not None:
                 calls[app] += 1
+                taken[fn] = taken.get(fn, 0) + 1
             started.append(item)
         return started, over
 
@@ -336,12 +396,15 @@ class Scheduler:
         """The functions whose calls the transaction that ends `finishing` may not hand its
         worker (a hot key's next call, `queue.hand_on`): those of apps called as much as they
         may be, not counting `finishing`."""
-        return self._full_functions(self._app_by_item.get(finishing.id))
+        return self._full_functions(finishing)
 
     def _app_has_room(self, item: q.Claimed) -> bool:
         """`item`, already counted in flight, keeps its app within `per_app` calls."""
         app = self._app(item)
-        return self.per_app <= 0 or app is None or self._calls[app] <= self.per_app
+        if self.per_app <= 0 or app is None:
+            return True
+        own = self._fn_calls[item.function_id or ""]
+        return self._calls[app] <= self.per_app and own <= self._share(app)
 
     async def _hand_back_over(self, items: list[q.Claimed]) -> None:
         for item in items:

@@ -17,13 +17,14 @@ from sqlalchemy import Connection
 from weir.expressions import configure_budget
 from weir.platform.connect.gateway import Gateway
 from weir.platform.connect.transport import ConnectTransport
+from weir.platform.executor import ai_hosts
 from weir.platform.executor import ai_infer as ai
 from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.sync_request import request_sync, retry_delays
 from weir.platform.foundation.clock import Clock, SystemClock
 from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
-from weir.platform.functions import parse_sync
+from weir.platform.functions import SyncError, parse_sync
 from weir.platform.ingest import workers as ingest_workers
 from weir.platform.ingest.validate import IncomingEvent, parse_body
 from weir.platform.observability import logs
@@ -32,8 +33,9 @@ from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
+from weir.platform.runtime.app_moves import AppMoves
 from weir.platform.runtime.rerun import rerun as start_rerun
-from weir.platform.runtime.retention import Retention
+from weir.platform.runtime.retention import Retention, check_stored_windows, refused_windows
 from weir.platform.runtime.steps import ai_infer as ai_steps
 from weir.platform.runtime.sync_apply import apply_sync, remove_app
 from weir.platform.runtime.tx import Tx
@@ -48,6 +50,7 @@ from weir.platform.store.records import catalog
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
 log = logging.getLogger("weir")
+MAX_SYNC_ERRORS = 200  # failed sync URLs remembered for the Apps page, the latest kept
 # At most this many of an event request's first calls are claimed where it is accepted: the
 # room an offer holds counts as calls of every app until the request commits, so a large
 # offer would keep the workers finishing meanwhile from taking their next items.
@@ -72,6 +75,8 @@ class Platform:
         self._installing = threading.Lock()  # syncs install on a writer thread
         self.metrics = Metrics()
         self.client = AppClient(timeout_s=settings.app_timeout_s)
+        ai_policy = ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
+        self.models = ai.ModelClients(ai_policy, self.client, ai.guarded_client(ai_policy))
         self.driver = Driver(
             self.db,
             self.clock,
@@ -94,9 +99,13 @@ class Platform:
             app_of=self._app_of,
             functions_of=self._functions_of,
             per_app=settings.app_call_cap,
+            per_function=settings.function_call_share,
             prefetch=self.driver.prefetch,
         )
         self.sync_errors: dict[str, str] = {}
+        self._asking: set[str] = set()  # URLs this process is asking to sync (PUT in flight)
+        self.synced_urls: set[str] = set()  # URLs whose last sync this process asked for held
+        self.moves = AppMoves()  # PATCH /v1/apps/{name} under way: whose syncs may apply
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._syncs: list[asyncio.Task[None]] = []
@@ -173,6 +182,7 @@ class Platform:
     async def start(self) -> None:
         ingest_workers.POOL.warm()  # in the background: the first large body need not wait
         await self.reload()
+        check_stored_windows(self.registry, self.settings.retention_ms)  # before anything starts
         if is_sqlite(self.settings.database_url):  # SQLite has one process: nothing is in flight
             now = self.clock.now_ms()
             await self.db.write(lambda c: q.release_all_leases(c, now))
@@ -207,6 +217,7 @@ class Platform:
             await self._retention
         await self.gateway.close()  # after the drain: calls in flight had their workers
         await self.client.close()
+        await self.models.guarded.close()
         self.db.close()
 
     async def drain_connect(self) -> None:
@@ -341,7 +352,7 @@ class Platform:
     async def _infer(self, item: q.Claimed) -> None:
         """step.ai.infer: Weir makes the request itself, then the runtime saves the result."""
         opts = item.payload.get("opts")
-        result = await ai.infer(self.client, opts, self.settings.allowed_ai_hosts)
+        result = await ai.infer(self.models, opts)
         fn = self.registry.by_id.get(item.function_id or "")
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: ai_steps.apply_result(tx, item, fn, result))
@@ -356,7 +367,7 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(incoming)
+        return await self._accept(await events.foresee_costly(self.registry, incoming))
 
     async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
@@ -387,20 +398,35 @@ class Platform:
         return ids
 
     async def register(self, payload: Any) -> dict[str, Any]:
-        sync = parse_sync(payload)
-        result = await self._change_catalog(
-            lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
-        )
+        try:
+            sync = parse_sync(payload)
+            self.moves.check(sync)
+            refused_windows(sync.functions, self.settings.retention_ms)
+            result = await self._change_catalog(
+                lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
+            )
+        except SyncError as exc:
+            url = payload.get("url") if isinstance(payload, dict) else None
+            url = url if isinstance(url, str) else "(no url)"
+            self._sync_failed(url, str(exc))
+            if url not in self._asking:  # else the PUT's answer carries it to sync_url's line
+                _log_sync_failure(
+                    url, str(exc), "refused the sync of %s: %s", "refused the sync of %s"
+                )
+            raise
         self.sync_errors.pop(sync.url, None)
         return result
 
     async def cancel(self, run_id: str) -> bool:
         return await self.write(lambda tx: runs.cancel_run(tx, run_id, "cancelled through the API"))
 
-    async def rerun(self, run_id: str, from_step: str | None = None) -> str:
+    async def rerun(
+        self, run_id: str, from_step: str | None = None, step_input: list[Any] | None = None
+    ) -> str:
         """A new run from the same event(s); raises RerunError when it cannot start. With
-        `from_step`, the steps the original completed before that step are kept."""
-        return await self.write(lambda tx: start_rerun(tx, run_id, from_step))
+        `from_step`, the steps the original completed before that step are kept; with
+        `step_input`, that step is given it as its input."""
+        return await self.write(lambda tx: start_rerun(tx, run_id, from_step, step_input))
 
     async def cancel_runs(self, run_ids: list[str], reason: str) -> list[str]:
         """Cancel each run still active, in one transaction; the ids actually cancelled."""
@@ -473,11 +499,42 @@ class Platform:
 
     async def sync_url(self, url: str) -> str | None:
         """Ask the app at `url` to sync (PUT); returns an error text, or None when it synced."""
-        error = await request_sync(self.client, url, self.settings)
+        self._asking.add(url)
+        since = self.clock.now_ms()
+
+        async def registered_here(app_id: str | None) -> bool:
+            return await self.read(lambda c: catalog.registered(c, app_id, since))
+
+        try:
+            error = await request_sync(self.client, url, self.settings, registered_here)
+        finally:
+            self._asking.discard(url)
         if error:
-            self.sync_errors[url] = error
-            log.warning("sync of %s failed: %s", url, error)
+            self._sync_failed(url, error)
+            _log_sync_failure(url, error, "sync of %s failed: %s", "sync of %s failed")
+        else:
+            self.sync_errors.pop(url, None)
+            self.synced_urls.add(url)
         return error
+
+    def _sync_failed(self, url: str, error: str) -> None:
+        """Keep the last error of `url` for the Apps page (of the latest URLs only: an app may
+        name any URL in a sync it starts)."""
+        self.sync_errors.pop(url, None)
+        self.sync_errors[url] = error
+        self.synced_urls.discard(url)
+        while len(self.sync_errors) > MAX_SYNC_ERRORS:
+            del self.sync_errors[next(iter(self.sync_errors))]
+
+
+def _log_sync_failure(url: str, error: str, one_line: str, several: str) -> None:
+    """The failed sync of `url`: the error on the line (`one_line`: URL, error), or, for an
+    error of several lines (each problem of a refused sync, a CEL error's caret under its
+    expression), as its lines under it (`several`: URL)."""
+    if "\n" not in error:
+        log.warning(one_line, url, error)
+        return
+    log.warning(several, url, extra={"fields": {"error": logs.Block(error)}})
 
 
 def _registry(conn: Connection) -> Registry:

@@ -4,6 +4,13 @@ from dataclasses import dataclass, field
 
 from weir.expressions import Budget, current_budget
 
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")  # a server bound to one of these listens on every address
+
+
+def local_host(host: str) -> str:
+    """Where a local client reaches a server bound to `host` (a wildcard means loopback)."""
+    return "127.0.0.1" if host in WILDCARD_HOSTS else host
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -27,6 +34,7 @@ class Settings:
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
     sync_timeout_s: float = 15.0  # a sync's PUT: the app only posts its config back meanwhile
     calls_per_app: int | None = None  # calls to one app in flight; None: half of `workers`
+    calls_per_function: int | None = None  # of those, one function's; None: 3/4 of the app's
     log_format: str = "text"  # "json": one JSON object per line (the default of weir start)
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
@@ -45,6 +53,19 @@ class Settings:
         return self.signing_keys[0] if self.signing_keys else None
 
     @property
+    def local_url(self) -> str:
+        """Where a client on this machine reaches this Weir."""
+        host = local_host(self.host)
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+    @property
     def app_call_cap(self) -> int:
         """Calls to one app in flight at once: a hanging app holds at most this many workers."""
         return self.calls_per_app or max(1, self.workers // 2)
+
+    @property
+    def function_call_share(self) -> int:
+        """Calls one function may hold of its app's when the app has other functions: a
+        hanging function leaves at least a quarter of the app's calls (one, at least) to them."""
+        cap = self.app_call_cap
+        return min(cap, self.calls_per_function or max(1, cap - max(1, cap // 4)))

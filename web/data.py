@@ -189,3 +189,19 @@ async def app_cards(weir: Platform) -> list[dict[str, Any]]:
         }
         for a in apps
     ]
+
+
+async def unsynced_apps(weir: Platform) -> list[dict[str, Any]]:
+    """Every URL named at start (`-u`) or refused a sync that no stored app serves from, with
+    its state and last error: an app that never synced is listed too."""
+    served = {a.url for a in await weir.read(load.apps)}
+    named = dict.fromkeys([*weir.settings.app_urls, *weir.sync_errors])
+    return [
+        {
+            "url": url,
+            "error": weir.sync_errors.get(url),
+            "at_start": url in weir.settings.app_urls,
+        }
+        for url in named
+        if url not in served and (url in weir.sync_errors or url not in weir.synced_urls)
+    ]

@@ -166,4 +166,5 @@ async def _function_page(
 
 @router.get("/apps")
 async def apps_page(request: Request, weir: Platform = Depends(platform)) -> HTMLResponse:
-    return page(request, "apps.html", apps=await data.app_cards(weir))
+    cards, unsynced = await data.app_cards(weir), await data.unsynced_apps(weir)
+    return page(request, "apps.html", apps=cards, unsynced=unsynced)

@@ -10,7 +10,7 @@ from weir.platform.reads.records import RunLink, Step
 from weir.platform.reads.run_state import RunState
 from weir.platform.reads.runs import Attempt, RunView
 from weir.platform.service import Platform
-from weir.web import display, timeline
+from weir.web import display, stacks, timeline
 
 STATE_TITLES = {
     RunStateKind.EXECUTING: "What is this run doing?",
@@ -24,7 +24,7 @@ def context(weir: Platform, view: RunView, app_names: dict[str, str]) -> dict[st
     trigger = display.trigger_of(run, {e.id: e.name for e in view.events})
     fn = weir.registry.by_id.get(run.function_id)
     memoized = {s.step_id for s in view.steps}
-    return {
+    page = {
         "run": display.run_row(weir, run, trigger, now, view.state),
         "app": app_names.get(fn.app_id, fn.app_id) if fn else "",
         "ended": run.ended,
@@ -55,6 +55,8 @@ def context(weir: Platform, view: RunView, app_names: dict[str, str]) -> dict[st
         "can_rerun": bool(view.events) and run.function_id in weir.registry.by_id,
         "lane": _lane(run.keys) if not run.ended else None,
     }
+    stacks.share_stacks(stacks.page_boxes(page))
+    return page
 
 
 def _lane(keys: dict[str, Any]) -> dict[str, str] | None:
@@ -125,6 +127,7 @@ def _step(step: Step, view: RunView) -> dict[str, Any]:
     value = memo.get("data") if wrapped else memo
     tries = view.attempts.get(step.step_id, [])
     child = view.links.children.get(step.step_id)
+    attempts = _attempts(tries)
     return {
         "id": step.step_id,
         "name": step.name or step.step_id,
@@ -133,7 +136,9 @@ def _step(step: Step, view: RunView) -> dict[str, Any]:
         "status": view.step_status.get(step.step_id, "COMPLETED"),
         "error": _error(error) if error is not None else None,
         "output": _json(value),
-        "attempts": _attempts(tries),
+        "attempts": attempts,
+        # one attempt that worked needs no list
+        "show_attempts": len(attempts) > 1 or bool(attempts and attempts[0]["error"]),
         "child": child.id if child else None,
     }
 
@@ -160,7 +165,7 @@ def _attempts(tries: list[Attempt], errors_only: bool = False) -> list[dict[str,
     ]
 
 
-def _error(error: Any) -> dict[str, str] | None:
+def _error(error: Any) -> dict[str, Any] | None:
     """An error object as name, message and its multi-line stack (when the SDK sent one)."""
     if error is None:
         return None
@@ -192,7 +197,7 @@ def _links(weir: Platform, view: RunView) -> dict[str, Any]:
         names.setdefault(row.step_id or "", row.name)
     return {
         "parent": one(links.parent),
-        "parent_step": links.parent_step,
+        "parent_step": links.parent_step_name or links.parent_step,
         "original": one(links.original),
         "reruns": [one(r) for r in links.reruns],
         "children": [

@@ -12,6 +12,7 @@ from weir.platform.reads.runs import Attempt, RunView
 from weir.web.display import clock, span
 
 MIN_WIDTH = 0.6  # percent: an instant still shows as a visible tick
+WAITED = "WAITED"  # a backoff that is over: a pause, not a step that completed
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ def waterfall(view: RunView, now: int) -> list[Bar]:
     tries = _by_bucket(view)
     for row in rows:
         attempt = view.call_attempt.get(row.id)
-        bars.append(_bar(row, names, attempt, place, now))
+        retried = any(a.number > 1 for a in tries.get(row.id, ()))
+        bars.append(_bar(row, names, attempt, retried, place, now))
         if attempt is not None:
             backoff = _backoff(row, attempt, tries, place)
             if backoff is not None:
@@ -77,11 +79,16 @@ def _queued(run: Run, place: _Placer, now: int) -> Bar:
 
 
 def _bar(
-    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None, place: _Placer, now: int
+    row: HistoryEntry,
+    names: dict[str, str],
+    attempt: Attempt | None,
+    retried: bool,
+    place: _Placer,
+    now: int,
 ) -> Bar:
     end = _end(row, now)
     left, width = place(row.started_at, end)
-    label, note = _describe(row, names, attempt)
+    label, note = _describe(row, names, attempt, retried)
     status = (
         row.status
         if row.ended_at is not None or row.kind == HistoryKind.CALL
@@ -91,11 +98,13 @@ def _bar(
     return Bar(label, row.kind, status, clock(row.started_at), took, left, width, note)
 
 
-def _describe(row: HistoryEntry, names: dict[str, str], attempt: Attempt | None) -> tuple[str, str]:
+def _describe(
+    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None, retried: bool
+) -> tuple[str, str]:
     name = row.name or names.get(row.step_id or "", "") or (row.step_id or "")
     detail = row.detail
     if row.kind == HistoryKind.CALL:
-        return _call_label(row, names, attempt)
+        return _call_label(row, names, attempt, retried)
     if row.kind == HistoryKind.SLEEP:
         return f"Sleep · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.WAIT:
@@ -106,7 +115,7 @@ def _describe(row: HistoryEntry, names: dict[str, str], attempt: Attempt | None)
 
 
 def _call_label(
-    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None
+    row: HistoryEntry, names: dict[str, str], attempt: Attempt | None, retried: bool
 ) -> tuple[str, str]:
     detail = row.detail
     reported = ", ".join(f"{o.op} {_op_name(o, names)}" for o in detail.ops)
@@ -118,8 +127,10 @@ def _call_label(
         target = f"{_op_name(ran[0], names)} … {target}"
     number = attempt.number if attempt is not None else row.attempt + 1
     error = (attempt.error if attempt is not None else None) or detail.error
-    # A first call that ran no step of its own has no attempt to count.
-    counted = bool(target) or number > 1 or error is not None
+    # A call that ran no step of its own is an attempt of the function, counted only when
+    # the function itself is tried again: the call that raised a failed step's error once
+    # more is no new attempt after that step's last.
+    counted = bool(target) or retried
     label = f"Call{' · ' + target if target else ''}" + (f" · attempt {number}" if counted else "")
     if error is not None:
         return label, f"error: {error.get('name', 'Error')}: {error.get('message', '')}"
@@ -153,7 +164,7 @@ def _backoff(
     later = [a for a in same if a.number == attempt.number + 1]
     if later:
         nxt = later[0].entry.started_at
-        return _backoff_bar(row.ended_at, nxt, attempt.number + 1, place, StepStatus.COMPLETED)
+        return _backoff_bar(row.ended_at, nxt, attempt.number + 1, place, WAITED)
     if same and same[-1] is attempt and place.pending_until is not None:
         until = place.pending_until
         return _backoff_bar(row.ended_at, until, attempt.number + 1, place, StepStatus.WAITING)

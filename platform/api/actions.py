@@ -1,5 +1,5 @@
 """Actions beyond one run: cancel every run matching a filter, invoke a function with a
-payload, delete an app or move it to another URL."""
+payload, sync an app by its URL, delete an app or move it to another URL."""
 
 import json
 from typing import Any
@@ -8,9 +8,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.executor import sync_request
+from weir.platform.foundation.jsonvalues import MAX_SAFE_INTEGER
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, EventError
 from weir.platform.reads import bulk, events, load
 from weir.platform.reads.records import RunPage
+from weir.platform.runtime.app_moves import MoveUnderWay
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -39,6 +42,23 @@ class BadRequest(ValueError):
 
 def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status)
+
+
+APP_URL_WANTED = 'send {"url": "http(s)://..."}: the URL the app serves Inngest at'
+
+
+async def _app_url(request: Request) -> str | JSONResponse:
+    """The `url` of a body naming an app's URL, or the answer saying what is wrong with it."""
+    try:
+        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
+    except BodyTooLarge as exc:
+        return _error(str(exc), 413)
+    except BadRequest as exc:
+        return _error(str(exc), 400)
+    url = body.get("url")
+    if set(body) - {"url"} or not isinstance(url, str):
+        return _error(APP_URL_WANTED, 400)
+    return url
 
 
 async def _body(request: Request, example: str) -> dict[str, Any]:
@@ -94,8 +114,12 @@ def parse_filter(weir: Platform, body: dict[str, Any]) -> tuple[RunPage, bool]:
     statuses = _statuses(body.get("status", []))
     after, before = body.get("queued_after"), body.get("queued_before")
     for name, value in (("queued_after", after), ("queued_before", before)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise BadRequest(f"{name} must be Unix milliseconds (a whole number)")
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_SAFE_INTEGER
+        ):  # past the store's integers a comparison cannot even be asked
+            raise BadRequest(
+                f"{name} must be Unix milliseconds (a whole number within ±{MAX_SAFE_INTEGER})"
+            )
     search = body.get("search")
     if search is not None and not isinstance(search, str):
         raise BadRequest("search must be a string")
@@ -159,6 +183,25 @@ async def invoke(slug: str, request: Request, weir: Platform = Depends(platform)
     return JSONResponse({"data": {"event_id": event_id, "run_ids": [r.id for r in found]}})
 
 
+@router.post(
+    "/apps", openapi_extra=docs.json_body(APP_URL), responses=docs.errors(400, 401, 409, 413)
+)
+async def sync_app(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
+    """Sync the app serving at `url`: add it, or sync it again after a change (`weir sync`).
+    Weir asks the app (PUT), which registers back; 409 says why that failed."""
+    url = await _app_url(request)
+    if isinstance(url, JSONResponse):
+        return url
+    refused = sync_request.refusal(url, weir.settings)
+    if refused:  # never contacted
+        return _error(refused, 400)
+    error = await weir.sync_url(url)
+    if error:
+        return _error(f"the sync of {url} failed: {error}", 409)
+    names = [a.name for a in await weir.read(load.apps) if a.url == url]
+    return JSONResponse({"data": {"url": url, "app": names[0] if names else None}})
+
+
 @router.delete("/apps/{name}", responses=docs.errors(401, 404))
 async def delete_app(name: str, weir: Platform = Depends(platform)) -> JSONResponse:
     """Remove the app; its functions are archived (runs under way still finish)."""
@@ -174,19 +217,11 @@ async def delete_app(name: str, weir: Platform = Depends(platform)) -> JSONRespo
 )
 async def move_app(name: str, request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     """Give the app a new URL: Weir syncs from it, and the app there must call itself `name`."""
-    try:
-        body = await _body(request, '{"url": "http://127.0.0.1:8000/api/inngest"}')
-    except BodyTooLarge as exc:
-        return _error(str(exc), 413)
-    except BadRequest as exc:
-        return _error(str(exc), 400)
-    url = body.get("url")
-    if (
-        set(body) - {"url"}
-        or not isinstance(url, str)
-        or not url.startswith(("http://", "https://"))
-    ):
-        return _error('send {"url": "http(s)://..."}: the URL the app serves Inngest at', 400)
+    url = await _app_url(request)
+    if isinstance(url, JSONResponse):
+        return url
+    if not url.startswith(("http://", "https://")):
+        return _error(APP_URL_WANTED, 400)
     status, message = await move(weir, name, url)
     if status != 200:
         return _error(message, status)
@@ -198,7 +233,11 @@ async def move(weir: Platform, name: str, url: str) -> tuple[int, str]:
     before = await weir.read(load.apps)
     if not any(a.name == name for a in before):
         return 404, f"no app named {name!r}"
-    error = await weir.sync_url(url)
+    try:
+        with weir.moves.moving(name, url):  # a sync from `url` as another app is refused whole
+            error = await weir.sync_url(url)
+    except MoveUnderWay as exc:
+        return 409, str(exc)
     if error:
         return 409, f"the sync from {url} failed: {error}"
     after = {a.name: a.url for a in await weir.read(load.apps)}

@@ -20,9 +20,11 @@ from weir.platform.reads import scopes
 from weir.platform.reads.records import Capacity, Change
 from weir.platform.runtime.capacity import live as capacities
 from weir.platform.security.auth import Credential
+from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/capacity")
+MAX_BODY = 64 * 1024  # three small fields, and room to say why a body is refused
 _ACTOR = {"type": "string", "minLength": 1, "maxLength": 100}
 _REVISION = {"type": "integer", "minimum": 1, "maximum": capacities.MAX_REVISION}
 SET_BODY = docs.json_body(
@@ -91,7 +93,11 @@ async def get_capacity(ident: str, weir: Platform = Depends(platform)) -> JSONRe
     return _ok(weir, data)
 
 
-@router.post("/{ident:path}/set", responses=docs.errors(400, 401, 404, 409), openapi_extra=SET_BODY)
+@router.post(
+    "/{ident:path}/set",
+    responses=docs.errors(400, 401, 404, 409, 413),
+    openapi_extra=SET_BODY,
+)
 async def set_capacity(
     ident: str, request: Request, weir: Platform = Depends(platform)
 ) -> JSONResponse:
@@ -100,7 +106,9 @@ async def set_capacity(
 
 
 @router.post(
-    "/{ident:path}/reset", responses=docs.errors(400, 401, 404, 409), openapi_extra=RESET_BODY
+    "/{ident:path}/reset",
+    responses=docs.errors(400, 401, 404, 409, 413),
+    openapi_extra=RESET_BODY,
 )
 async def reset_capacity(
     ident: str, request: Request, weir: Platform = Depends(platform)
@@ -112,7 +120,10 @@ async def reset_capacity(
 async def _change(ident: str, request: Request, weir: Platform, *, reset: bool) -> JSONResponse:
     if not _nameable(ident):
         return _missing(ident)
-    body = await _body(request)
+    try:
+        body = await _body(request)
+    except BodyTooLarge as exc:
+        return JSONResponse({"error": str(exc)}, 413)
     if isinstance(body, str):
         return JSONResponse({"error": body}, 400)
     size = None if reset else body.get("capacity")
@@ -137,9 +148,11 @@ async def _change(ident: str, request: Request, weir: Platform, *, reset: bool) 
 
 async def _body(request: Request) -> dict[str, Any] | str:
     try:
-        value = json.loads(await request.body() or b"{}")
+        value = json.loads(await read_capped(request, MAX_BODY, "capacity change") or b"{}")
     except ValueError as exc:
         return f"the body is not valid JSON: {exc}"
+    except RecursionError:
+        return "the body is not valid JSON: it is nested too deeply"
     if not isinstance(value, dict):
         return 'the body must be a JSON object, like {"capacity": 5, "revision": 3}'
     return value

@@ -2,7 +2,9 @@
 
 Start mode guards `/v0/connect/start` and `/v0/connect/flush` like the SDK's other calls
 (the signing key as Bearer, security/auth.py); the socket itself is admitted by the one-time
-session token the start handed out, which the worker sends in its first message.
+session token the start handed out, in the gateway URL's query: an upgrade without a valid one
+is answered 401 and no frame of it is ever read (frames are capped at wire.MAX_FRAME_BYTES by
+the server, cli/server.py). The worker names the same session in its first message.
 """
 
 import contextlib
@@ -12,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect
 from weir.platform.api.deps import platform
 from weir.platform.connect import wire
-from weir.platform.connect.gateway import PROTOCOL, SocketClosed
+from weir.platform.connect.gateway import PROTOCOL, SESSION_PARAM, SocketClosed
 from weir.platform.executor.response import MAX_RESPONSE_BYTES
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
@@ -52,9 +54,17 @@ async def flush(request: Request, weir: Platform = Depends(platform)) -> Respons
 @router.websocket(GATEWAY_PATH)
 async def gateway(websocket: WebSocket) -> None:
     weir: Platform = websocket.app.state.platform
+    claimed = weir.gateway.claim(websocket.query_params.get(SESSION_PARAM, ""))
+    if claimed is None:
+        error = (
+            "unknown, used or expired Connect session: call /v0/connect/start first and open "
+            "the gateway_endpoint it returns, query included, within 60 s"
+        )
+        await websocket.send_denial_response(JSONResponse({"error": error}, 401))
+        return
     offered = websocket.scope.get("subprotocols") or []
     await websocket.accept(subprotocol=PROTOCOL if PROTOCOL in offered else None)
-    await weir.gateway.serve(_Socket(websocket))
+    await weir.gateway.serve(_Socket(websocket), claimed)
 
 
 class _Socket:

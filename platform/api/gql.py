@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ariadne import (
+    MutationType,
     ObjectType,
     QueryType,
+    format_error,
     graphql,
     load_schema_from_path,
     make_executable_schema,
@@ -23,9 +25,11 @@ from ariadne import (
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLResolveInfo
+from weir.platform.api import gql_checks as checks
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.foundation.bounded_pool import PoolBusy
 from weir.platform.foundation.vocabulary import (
     ENDED,
     WRAPPED_MEMO_OPS,
@@ -39,13 +43,15 @@ from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Run, Step
 from weir.platform.reads.runs import RunView
 from weir.platform.registry import Function
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input_text
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v0")
-MAX_QUERY_BYTES = 1024 * 1024
+MAX_QUERY_BYTES = 256 * 1024  # the SDK tooling's queries are a few KiB; tokens are bounded too
 Info = GraphQLResolveInfo[dict[str, Any]]  # the context holds the Platform
 query = QueryType()
+mutation = MutationType()
 function_run = ObjectType("FunctionRunV2")
 
 STEP_OPS: dict[str, str] = {
@@ -67,18 +73,38 @@ OPEN_KINDS = {
 @router.post(
     "/gql",
     openapi_extra=docs.json_body(docs.GQL_QUERY),
-    responses=docs.errors(400, 413, schema=docs.GQL_ERRORS) | docs.errors(401),
+    responses=docs.errors(400, 413, 503, schema=docs.GQL_ERRORS) | docs.errors(401),
 )
 async def gql(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     try:
         body = json.loads(await read_capped(request, MAX_QUERY_BYTES, "GraphQL request"))
     except BodyTooLarge as exc:
-        return JSONResponse({"errors": [{"message": str(exc)}]}, 413)
+        return _errors([str(exc)], 413)
     except (ValueError, RecursionError):
-        return JSONResponse({"errors": [{"message": "the request body is not JSON"}]}, 400)
-    ok, result = await graphql(SCHEMA, body, context_value={"platform": weir})
+        return _errors(["the request body is not JSON"], 400)
+    query_text = body.get("query") if isinstance(body, dict) else None
+    if not isinstance(query_text, str) or not query_text:
+        return _errors(['send {"query": "<a GraphQL query>", "variables": {...}}'], 400)
+    try:  # parsed and checked on threads of its own: neither the event loop nor store reads wait
+        variables = body.get("variables")
+        document = await checks.QUERIES.run(lambda: checks.checked(SCHEMA, query_text, variables))
+    except PoolBusy as exc:
+        return _errors([str(exc)], 503)
+    except checks.QueryRefused as exc:
+        return JSONResponse({"errors": [format_error(e) for e in exc.errors]}, 400)
+    ok, result = await graphql(
+        SCHEMA,
+        body,
+        context_value={"platform": weir},
+        query_document=document,
+        query_validator=checks.already_checked,
+    )
     # Resolver errors still answer 200 with partial data, as GraphQL servers do.
     return JSONResponse(result, 200 if ok or "data" in result else 400)
+
+
+def _errors(messages: list[str], status: int) -> JSONResponse:
+    return JSONResponse({"errors": [{"message": m} for m in messages]}, status)
 
 
 def _weir(info: Info) -> Platform:
@@ -344,8 +370,37 @@ def _first_start(rows: list[HistoryEntry], step_id: str) -> int | None:
     return min(starts) if starts else None
 
 
+@mutation.field("rerun")
+async def resolve_rerun(
+    _: Any, info: Info, runID: str, fromStep: dict[str, Any] | None = None
+) -> str:
+    """Inngest's `rerun`: the new run's id. `fromStep.input` is a JSON array as text (Inngest
+    refuses anything else too); an error names what was wrong."""
+    step = fromStep.get("stepID") if fromStep else None
+    raw = fromStep.get("input") if fromStep else None
+    try:
+        given = None if raw is None else step_input_text(_bytes(raw), "fromStep.input")
+    except RerunInputError as exc:
+        raise GraphQLError(str(exc)) from None
+    try:
+        return await _weir(info).rerun(runID, step, given)
+    except RerunError as exc:
+        raise GraphQLError(f"run {runID!r} cannot be rerun: {exc}") from None
+
+
+def _bytes(raw: Any) -> bytes:
+    """A `Bytes` value as given: text, or a list of byte values (anything else: no bytes)."""
+    if isinstance(raw, str):
+        return raw.encode()
+    try:
+        return bytes(raw)
+    except (TypeError, ValueError):
+        return b""
+
+
 SCHEMA = make_executable_schema(
     load_schema_from_path(str(Path(__file__).with_name("gql_schema.graphql"))),
     query,
+    mutation,
     function_run,
 )

@@ -5,7 +5,6 @@ do with it for the function's synced config (runtime/simulate.py), on a fake clo
 scratch store. Nothing is written to the real store.
 """
 
-import asyncio
 import json
 from dataclasses import asdict
 from typing import Any
@@ -14,12 +13,22 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
-from weir.platform.runtime.simulate import MAX_EVENTS, SimEvent, SimulationError, simulate
+from weir.platform.foundation.bounded_pool import BoundedPool, PoolBusy
+from weir.platform.runtime.simulate import (
+    HORIZON_MS,
+    MAX_EVENTS,
+    SimEvent,
+    SimulationError,
+    simulate,
+)
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1")
 MAX_BODY = 2 * 1024 * 1024
+# A simulation is seconds of CPU at most: one at a time, on a thread of its own (never the
+# store reads' threads), and a short line; past it a 503 says to try again.
+SIMULATIONS = BoundedPool("simulations", workers=1, waiting=4)
 SIM_EVENT = {
     "type": "object",
     "properties": {
@@ -27,7 +36,12 @@ SIM_EVENT = {
         "data": {"type": "object"},
         "name": {"type": "string", "description": "defaults to the function's event trigger"},
         "id": {"type": "string", "description": "the event's own id (deduplication)"},
-        "ts_ms": {"type": "integer", "minimum": 0, "description": "its ts, ms after zero"},
+        "ts_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": HORIZON_MS,
+            "description": "its ts, ms after zero",
+        },
     },
     "required": ["at_ms"],
 }
@@ -49,7 +63,7 @@ class BadRequest(ValueError):
 @router.post(
     "/functions/{slug}/simulate",
     openapi_extra=docs.json_body(SIMULATE),
-    responses=docs.errors(400, 401, 404, 413),
+    responses=docs.errors(400, 401, 404, 413, 503),
 )
 async def simulate_function(
     slug: str, request: Request, weir: Platform = Depends(platform)
@@ -61,9 +75,11 @@ async def simulate_function(
     try:
         raw = await read_capped(request, MAX_BODY, "simulation request")
         sequence, run_ms = parse(raw)
-        result = await asyncio.to_thread(simulate, fn, sequence, run_ms)
+        result = await SIMULATIONS.run(lambda: simulate(fn, sequence, run_ms))
     except BodyTooLarge as exc:
         return JSONResponse({"error": str(exc)}, 413)
+    except PoolBusy as exc:
+        return JSONResponse({"error": str(exc)}, 503, headers={"retry-after": "1"})
     except (BadRequest, SimulationError) as exc:
         return JSONResponse({"error": str(exc)}, 400)
     return JSONResponse({"data": asdict(result)})

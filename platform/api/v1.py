@@ -1,6 +1,5 @@
 """The read API for tools and tests, shaped like Inngest's v1 REST API."""
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -8,12 +7,13 @@ from fastapi.responses import JSONResponse
 from weir.platform.api import run_reads
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.vocabulary import RunStatus, StepStatus
 from weir.platform.reads import events, runs
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
 from weir.platform.reads.run_state import RunState
 from weir.platform.reads.runs import RunLinks
-from weir.platform.runtime.rerun import RerunError
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input
 from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
@@ -80,9 +80,15 @@ RERUN = {
         "from_step": {
             "type": "string",
             "description": "a step id or name: the steps completed before it are kept",
-        }
+        },
+        "input": {
+            "type": "array",
+            "description": "with from_step: that step's new input (a step.run's arguments, "
+            "where its SDK sends them; for step.ai.infer, one item: the request body)",
+        },
     },
 }
+MAX_RERUN_BYTES = 1024 * 1024  # a step's new input included
 
 
 @router.post(
@@ -99,34 +105,46 @@ async def rerun_run(
     run = await weir.read(lambda c: runs.run(c, run_id))
     if run is None:
         return _missing("run", run_id)
-    from_step, problem = await _from_step(request)
+    asked, problem = await _rerun_body(request)
     if problem:
         return JSONResponse({"error": problem}, 400)
+    from_step, step_input = asked
     try:
-        new_run_id = await weir.rerun(run_id, from_step)
+        new_run_id = await weir.rerun(run_id, from_step, step_input)
     except RerunError as exc:  # the function or the events it needs are gone, no such step
         return JSONResponse({"error": f"run {run_id!r} cannot be rerun: {exc}"}, 409)
     return _ok(weir, {"run_id": new_run_id, "original_run_id": run_id, "from_step": from_step})
 
 
-async def _from_step(request: Request) -> tuple[str | None, str]:
-    """The optional body's `from_step`, or a problem."""
+RerunAsked = tuple[str | None, list[Any] | None]
+RERUN_SHAPE = '{"from_step": "<step id or name>", "input": [...]} (input optional)'
+
+
+async def _rerun_body(request: Request) -> tuple[RerunAsked, str]:
+    """The optional body's `from_step` and `input`, or a problem."""
     try:
-        raw = await read_capped(request, 16 * 1024)
+        raw = await read_capped(request, MAX_RERUN_BYTES, "rerun request")
     except BodyTooLarge as exc:
-        return None, str(exc)
+        return (None, None), str(exc)
     if not raw.strip():
-        return None, ""
+        return (None, None), ""
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None, 'the body is not JSON; send {"from_step": "<step id or name>"} or nothing'
-    if not isinstance(body, dict) or set(body) - {"from_step"}:
-        return None, 'the body must be {"from_step": "<step id or name>"} (or empty)'
-    step = body.get("from_step")
+        body = jsonvalues.loads(raw)
+    except ValueError:
+        return (None, None), f"the body is not JSON; send {RERUN_SHAPE} or nothing"
+    if not isinstance(body, dict) or set(body) - {"from_step", "input"}:
+        return (None, None), f"the body must be {RERUN_SHAPE} (or empty)"
+    step, given = body.get("from_step"), body.get("input")
     if step is not None and (not isinstance(step, str) or not step.strip()):
-        return None, "from_step must be a non-empty string: a step's id or name"
-    return step, ""
+        return (None, None), "from_step must be a non-empty string: a step's id or name"
+    if given is None:
+        return (step, None), ""
+    if step is None and isinstance(given, list):
+        return (None, None), "input replaces a step's input: name the step in from_step"
+    try:
+        return (step, step_input(given, "input")), ""
+    except RerunInputError as exc:
+        return (None, None), str(exc)
 
 
 def event_json(row: StoredEvent) -> dict[str, Any]:

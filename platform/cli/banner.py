@@ -1,5 +1,6 @@
-"""The start banner: where the UI is, which database holds the data, and which apps are synced,
-so a first `weir dev` says what it is doing (one JSON line in `weir start`)."""
+"""The start banner: where the UI is, which database holds the data, which apps are synced and
+where step.ai.infer may send model requests, so a first `weir dev` says what it is doing (one
+JSON line in `weir start`)."""
 
 import logging
 from pathlib import Path
@@ -7,9 +8,9 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 from weir import __version__
-from weir.platform.cli.support import local_host
+from weir.platform.executor import ai_hosts
 from weir.platform.service import Platform
-from weir.platform.settings import Settings
+from weir.platform.settings import Settings, local_host
 from weir.platform.store.records import catalog
 
 log = logging.getLogger("weir")
@@ -21,7 +22,8 @@ async def announce(weir: Platform) -> None:
     if weir.settings.log_format == "json":
         log.info("weir is serving", extra={"fields": fields})
     else:
-        log.info("\n".join(text_lines(fields)))
+        said = text_lines(fields)  # each line a value: an app's name cannot break a line
+        log.info("\n".join(["%s"] * len(said)), *said)
 
 
 def facts(settings: Settings, synced: list[tuple[str, str]]) -> dict[str, Any]:
@@ -34,6 +36,7 @@ def facts(settings: Settings, synced: list[tuple[str, str]]) -> dict[str, Any]:
         "database": shown_database(settings.database_url),
         "apps": [f"{name} at {url}" for name, url in synced],
         "syncing": [url for url in settings.app_urls if url not in known],
+        "ai_calls": ai_hosts.describe(ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)),
     }
 
 
@@ -44,6 +47,7 @@ def text_lines(fields: dict[str, Any]) -> list[str]:
         f"  UI        {fields['ui']}",
         f"  database  {fields['database']}",
         f"  apps      {'; '.join(apps) if apps else 'none yet'}",
+        f"  AI calls  {fields['ai_calls']}",
         f"  add one   weir sync APP_URL   (or {fields['ui']}/apps)",
     ]
 

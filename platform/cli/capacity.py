@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from weir.platform.cli.target import add_target_arguments, target
+from weir.platform.cli.target import LOGIN_HINT, add_target_arguments, target
 
 TIMEOUT_S = 30.0
 COLUMNS = ("NAME", "CAPACITY", "DECLARED", "DRIFT", "REVISION", "UPDATED BY")
@@ -72,6 +72,24 @@ def run(args: argparse.Namespace) -> int:
     except httpx.HTTPError as exc:
         print(f"No Weir answers at {base} ({exc}): pass --base-url.", file=sys.stderr)
         return 1
+    except NOT_WEIR as exc:
+        return not_weir(base, exc)
+
+
+# What reading an answer of another shape raises: JSON that is not JSON, a missing field, a
+# list or text where Weir sends an object
+NOT_WEIR = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+
+
+def not_weir(base: str, exc: Exception) -> int:
+    """Say that the server at `base` answered, but not as Weir does (shared by `weir lanes`)."""
+    why = f"{type(exc).__name__}: {exc}"[:200]
+    print(
+        f"The server at {base} answered, but not as Weir does ({why}): is --base-url "
+        "(or WEIR_BASE_URL) the address of a Weir?",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _list(client: httpx.Client) -> int:
@@ -118,10 +136,11 @@ def _change(client: httpx.Client, args: argparse.Namespace) -> int:
 def failed(resp: httpx.Response) -> int:
     """Say why the API refused (shared by `weir lanes`)."""
     if resp.status_code == 401:
-        print("This Weir wants a login: pass --admin-token (or WEIR_ADMIN_TOKEN).", file=sys.stderr)
+        print(f"This Weir wants a login: {LOGIN_HINT}.", file=sys.stderr)
         return 1
     try:
-        error = resp.json().get("error", resp.text)
+        body = resp.json()
+        error = body.get("error", resp.text) if isinstance(body, dict) else resp.text[:300]
     except ValueError:
         error = resp.text[:300]
     print(f"HTTP {resp.status_code}: {error}", file=sys.stderr)

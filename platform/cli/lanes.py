@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from weir.platform.cli.capacity import TIMEOUT_S, failed
+from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir
 from weir.platform.cli.target import add_target_arguments, target
 
 COLUMNS = ("LANE", "OWNER", "KEY", "HOLDER", "SINCE", "FENCE", "QUEUED", "NEXT")
@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     except httpx.HTTPError as exc:
         print(f"No Weir answers at {base} ({exc}): pass --base-url.", file=sys.stderr)
         return 1
+    except NOT_WEIR as exc:
+        return not_weir(base, exc)
 
 
 def _page(args: argparse.Namespace) -> dict[str, Any]:

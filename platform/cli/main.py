@@ -18,9 +18,12 @@ from weir.platform.cli import capacity as cli_capacity_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
-from weir.platform.cli.server import protocol_class
+from weir.platform.cli.server import protocols
+from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
+from weir.platform.runtime.retention import MIN_KEEP_MS
+from weir.platform.security import strength
 from weir.platform.settings import Settings
 
 EXAMPLE_PORT = 8000
@@ -92,6 +95,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "(default: half of --workers) [WEIR_CALLS_PER_APP]",
     )
     p.add_argument(
+        "--calls-per-function",
+        type=int,
+        default=int(_env("CALLS_PER_FUNCTION", "0") or 0),
+        help="of an app's calls, those one of its functions may hold when it has others, so "
+        "a hanging function leaves the rest to them (default: 3/4 of --calls-per-app) "
+        "[WEIR_CALLS_PER_FUNCTION]",
+    )
+    p.add_argument(
         "--lease",
         type=float,
         default=float(_env("LEASE", "30") or 30),
@@ -131,17 +142,18 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--allowed-app-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_APP_HOSTS"),
         help="only sync apps on these hosts (host, host:port or *.domain); repeatable "
         "[WEIR_ALLOWED_APP_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--allowed-ai-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_AI_HOSTS"),
-        help="step.ai.infer may only call these hosts (host, host:port or *.domain); "
-        "repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
+        help="step.ai.infer may only call these hosts (host, host:port or *.domain: wherever "
+        "they resolve) and addresses (10.1.2.3, 10.0.0.0/8, fd00::/8); without it `start` "
+        "calls public addresses only; repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
     )
     p.add_argument(
         "--app-timeout",
@@ -180,7 +192,7 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--retention",
-        type=_duration_ms,
+        type=_retention_ms,
         default=_env("RETENTION"),
         help="delete events and finished runs older than this, e.g. 30d or 12h; 0 keeps "
         "everything (default: 30d for `start`, 0 for `dev`) [WEIR_RETENTION]",
@@ -198,7 +210,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     """What keeps hostile browsers and slow or greedy clients from taking Weir down."""
     p.add_argument(
         "--allowed-hosts",
-        action=_Repeatable,
+        action=_RepeatableList,
         default=_list("ALLOWED_HOSTS"),
         help="Host names Weir answers to besides localhost and IP addresses, e.g. its name "
         "behind a proxy (name or *.domain; * for any); repeatable [WEIR_ALLOWED_HOSTS]",
@@ -278,6 +290,16 @@ def _duration_ms(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _retention_ms(text: str) -> int:
+    ms = _duration_ms(text)
+    if 0 < ms < MIN_KEEP_MS:  # a batch or debounce window of seconds would lose its events
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is shorter than the least retention, {MIN_KEEP_MS // 3_600_000}h "
+            "(0 keeps everything)"
+        )
+    return ms
+
+
 class _Repeatable(argparse.Action):
     """A flag that may be given several times, whose default is a WEIR_* variable's list: the
     flags given replace that list, as any flag wins over its variable (argparse's "append"
@@ -295,9 +317,28 @@ class _Repeatable(argparse.Action):
         setattr(namespace, self.dest, [*start, values])
 
 
+class _RepeatableList(_Repeatable):
+    """A repeatable flag whose every value may itself be a comma list, as its variable is:
+    `--allowed-app-hosts a,b` is two hosts, not one named "a,b"."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        for part in _parts(str(values)):
+            super().__call__(parser, namespace, part, option_string)
+
+
+def _parts(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def _list(name: str) -> list[str]:
     value = _env(name)
-    return [part for part in value.split(",") if part] if value else []
+    return _parts(value) if value else []
 
 
 def _float(name: str) -> float | None:
@@ -316,6 +357,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         event_keys=tuple(args.event_key),
         workers=args.workers,
         calls_per_app=args.calls_per_app or None,
+        calls_per_function=args.calls_per_function or None,
         lease_ms=int(args.lease * 1000),
         retry_delay_ms=None if args.retry_interval is None else int(args.retry_interval * 1000),
         admin_token=args.admin_token,
@@ -365,7 +407,33 @@ def _start_problems(settings: Settings) -> list[str]:
             "no admin login for the UI, REST and GraphQL APIs: pass --admin-token TOKEN or "
             "--admin-user USER --admin-password PASSWORD (or WEIR_ADMIN_*)"
         )
-    return problems
+    return problems + _weak_secrets(settings)
+
+
+def _weak_secrets(settings: Settings) -> list[str]:
+    """Every secret of `weir start` too weak to face guessing (security/strength.py)."""
+    secrets = [strength.Secret("a --signing-key", key) for key in settings.signing_keys]
+    secrets += [strength.Secret("an --event-key", key) for key in settings.event_keys]
+    if settings.admin_token:
+        secrets.append(strength.Secret("--admin-token", settings.admin_token))
+    if settings.admin_password:
+        secrets.append(
+            strength.Secret(
+                "--admin-password",
+                settings.admin_password,
+                strength.PASSWORD_BITS,
+                strength.PASSWORD_CHARS,
+            )
+        )
+    return [p for p in map(strength.problem, secrets) if p is not None]
+
+
+def _ai_hosts_problem(settings: Settings) -> str | None:
+    try:
+        ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
@@ -377,8 +445,12 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
+    if problem := _ai_hosts_problem(settings):
+        sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))
+    if bad_urls := [f"-u {p}" for url in settings.app_urls if (p := app_errors.url_problem(url))]:
+        sys.exit(f"weir {args.command} refuses to run: " + "; ".join(bad_urls))
     if args.example and (problem := cli_support.example_port_problem(EXAMPLE_PORT)):
         sys.exit(problem)
     listener = cli_support.claim_port(settings.host, settings.port)  # or exit, touching nothing
@@ -387,6 +459,7 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     # uvicorn shuts down gracefully on SIGTERM (in-flight work finished or handed back), then
     # raises the signal again so the process ends by it: by then the exit is a clean one.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))  # Ctrl-C, likewise: no traceback
     example = _start_example(settings) if args.example else None
     try:
         _serve(settings, listener, make_app)
@@ -423,7 +496,7 @@ def _serve(settings: Settings, listener: socket.socket, make_app: AppFactory) ->
         make_app(settings),
         host=settings.host,
         port=settings.port,
-        http=protocol_class(settings),  # header/body deadlines and a connection cap
+        **protocols(settings),  # header/body deadlines, connection caps, the frame cap
         log_level=settings.log_level,
         log_config=None,  # uvicorn's own lines go through Weir's handler (JSON in start mode)
         access_log=False,

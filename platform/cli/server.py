@@ -2,15 +2,20 @@
 
 uvicorn waits for a request's headers and body as long as the client likes, reads headers of
 any size, and accepts connections until the process runs out of file descriptors; a few
-thousand half-open (slowloris) connections then keep everyone else out. `protocol_class`
-returns uvicorn's httptools protocol with, per connection:
+thousand half-open (slowloris) connections then keep everyone else out. (Its own
+`limit_concurrency` answers 503 to the newcomer once full, health probes included, and keeps
+the idle connections: the opposite of what is wanted.) `protocols` returns uvicorn's
+httptools protocol and its sans-I/O WebSocket one, with, per connection:
 - a deadline for the headers (`header_timeout_s` from the first byte of a request, or from
   the connection when nothing came yet) and a cap on their size (431);
 - a deadline for the body that grows with what arrives (`body_timeout_s` plus one second per
   MIN_BODY_RATE bytes), not counted while Weir itself holds reading back;
-- at most `max_connections` open: past it, the connection that has waited longest for its
-  headers is dropped to make room (an idle attacker's, not a client being served), and with
-  none such the newcomer is.
+- at most `max_connections` open: past it, the idle connection idle longest (waiting for its
+  headers, or kept alive between requests: no request of it is in flight) is dropped to make
+  room, and with none such the newcomer is;
+- WebSockets (Connect workers) at most half of those, so they never crowd out health probes
+  and ingest: past it an upgrade is answered 503. A socket's frames are capped at
+  wire.MAX_FRAME_BYTES, refused (close 1009) by the length in the frame's header, unread.
 The app's own time (after the body is in) is not limited here.
 """
 
@@ -22,6 +27,8 @@ from collections import OrderedDict
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from weir.platform.connect.wire import MAX_FRAME_BYTES
 from weir.platform.settings import Settings
 
 log = logging.getLogger("weir.server")
@@ -31,9 +38,30 @@ FD_RESERVE = 64  # descriptors kept for the store, logs and the like, besides ca
 HEADERS, BODY, APP = "headers", "body", "app"
 
 
-def protocol_class(settings: Settings) -> type[asyncio.Protocol]:
+def protocols(settings: Settings) -> dict[str, Any]:
+    """uvicorn.Config's protocol options: both protocols, sharing one set of limits."""
     limits = _Limits(settings)
+    return {
+        "http": _http_protocol(limits),
+        "ws": _ws_protocol(limits),
+        "ws_max_size": MAX_FRAME_BYTES,
+    }
 
+
+def _ws_protocol(limits: "_Limits") -> type[asyncio.Protocol]:
+    class CountedSocket(WebSocketsSansIOProtocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            limits.sockets.add(self)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            limits.sockets.discard(self)
+            super().connection_lost(exc)
+
+    return CountedSocket
+
+
+def _http_protocol(limits: "_Limits") -> type[asyncio.Protocol]:
     class GuardedHttp(HttpToolsProtocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -44,8 +72,22 @@ def protocol_class(settings: Settings) -> type[asyncio.Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_timer()
-            limits.waiting.pop(self, None)
+            limits.idle.pop(self, None)
             super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self) -> None:
+            self._stop_timer()  # the socket's protocol takes the transport over
+            limits.idle.pop(self, None)
+            self.phase = APP
+            if len(limits.sockets) >= limits.max_sockets:
+                _refuse(self.transport, b"503 Service Unavailable", b"retry-after: 5\r\n")
+                return
+            super().handle_websocket_upgrade()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.cycle.response_complete:
+                limits.idle[self] = None  # kept alive, nothing in flight: the first to go
 
         def data_received(self, data: bytes) -> None:
             if self.phase == HEADERS:
@@ -61,7 +103,7 @@ def protocol_class(settings: Settings) -> type[asyncio.Protocol]:
                 self._expect_headers()
 
         def on_headers_complete(self) -> None:
-            limits.waiting.pop(self, None)
+            limits.idle.pop(self, None)
             self.phase = BODY
             self.deadline = self.loop.time() + limits.body_timeout_s
             super().on_headers_complete()
@@ -78,7 +120,8 @@ def protocol_class(settings: Settings) -> type[asyncio.Protocol]:
         def _expect_headers(self) -> None:
             self.phase, self.header_bytes = HEADERS, 0
             self.deadline = self.loop.time() + limits.header_timeout_s
-            limits.waiting[self] = None
+            limits.idle.pop(self, None)  # moved to the end: idle from now
+            limits.idle[self] = None
             self._arm(self.deadline)
 
         def _arm(self, when: float) -> None:
@@ -113,16 +156,18 @@ class _Limits:
         self.header_timeout_s = settings.header_timeout_s
         self.body_timeout_s = settings.body_timeout_s
         self.max_connections = effective_max_connections(settings)
-        # connections waiting for their headers, oldest first
-        self.waiting: OrderedDict[Any, None] = OrderedDict()
+        self.max_sockets = max(1, self.max_connections // 2)
+        # HTTP connections with no request in flight, idle longest first
+        self.idle: OrderedDict[Any, None] = OrderedDict()
+        self.sockets: set[Any] = set()  # open WebSockets
 
     def admit(self, protocol: Any) -> None:
         connections = protocol.connections
         if len(connections) <= self.max_connections:
             return
-        oldest = next(iter(self.waiting), None)
+        oldest = next(iter(self.idle), None)
         victim = oldest if oldest is not None and oldest is not protocol else protocol
-        self.waiting.pop(victim, None)
+        self.idle.pop(victim, None)
         victim.transport.abort()
 
 
@@ -152,6 +197,7 @@ def raise_fd_limit() -> int:
     return soft
 
 
-def _refuse(transport: asyncio.Transport, status: bytes) -> None:
-    transport.write(b"HTTP/1.1 " + status + b"\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+def _refuse(transport: asyncio.Transport, status: bytes, extra: bytes = b"") -> None:
+    head = b"HTTP/1.1 " + status + b"\r\nconnection: close\r\ncontent-length: 0\r\n"
+    transport.write(head + extra + b"\r\n")
     transport.close()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import httpx
 from weir import __version__
+from weir.platform.settings import local_host
 
 # Options that mean something in one mode only: hidden from the other's --help, and refused
 # there when typed (a variable set for both modes stays harmless).
@@ -149,11 +150,6 @@ def _busy_message(host: str, port: int) -> str:
         f"Port {port} on {host} is in use by another program, so weir cannot listen there. "
         "Pass --port (or set WEIR_PORT) to use another one."
     )
-
-
-def local_host(host: str) -> str:
-    """Where a local client reaches a server bound to `host` (a wildcard means loopback)."""
-    return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
 
 
 def is_weir(url: str) -> bool:

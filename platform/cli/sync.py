@@ -1,4 +1,5 @@
-"""`weir sync APP_URL`: add an app to a running Weir (or sync it again), as its Apps page does.
+"""`weir sync APP_URL`: add an app to a running Weir (or sync it again), through its REST API
+(`POST /v1/apps`), as its Apps page does.
 
 The running Weir does the sync itself (it PUTs the app, which registers back), so the app is
 synced with that Weir's settings and a failure shows on its Apps page too.
@@ -6,10 +7,9 @@ synced with that Weir's settings and a failure shows on its Apps page too.
 
 import argparse
 import sys
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from weir.platform.cli.target import add_target_arguments, target
+from weir.platform.cli.target import LOGIN_HINT, add_target_arguments, target
 
 TIMEOUT_S = 60.0  # the app may take a while to answer its sync
 
@@ -36,18 +36,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _sync(client: httpx.Client, base: str, url: str) -> tuple[bool, str]:
     try:
-        resp = client.post("/apps/sync", data={"url": url})
+        resp = client.post("/v1/apps", json={"url": url})
     except httpx.HTTPError as exc:
         return (
             False,
             f"No Weir answers at {base} ({exc}): start one with `weir dev`, or pass --base-url.",
         )
-    location = urlsplit(resp.headers.get("location", ""))
-    if resp.status_code == 401 or location.path == "/login":
-        return False, f"The Weir at {base} wants a login: pass --admin-token (or WEIR_ADMIN_TOKEN)."
-    note = parse_qs(location.query)
-    if resp.status_code == 303 and "flash" in note:
-        return True, f"{note['flash'][0]} See {base}/apps."
-    if resp.status_code == 303 and "problem" in note:
-        return False, note["problem"][0]
-    return False, f"The Weir at {base} answered HTTP {resp.status_code}: {resp.text[:300]}"
+    if resp.status_code == 401:
+        return False, f"The Weir at {base} wants a login: {LOGIN_HINT}."
+    if resp.status_code == 200:
+        app = resp.json()["data"].get("app")
+        return True, f"Synced {url}{f' (app {app})' if app else ''}. See {base}/apps."
+    try:
+        error = resp.json().get("error") or resp.text[:300]
+    except ValueError:
+        error = resp.text[:300]
+    if resp.status_code in (400, 409):
+        return False, f"Sync of {url} failed: {error.removeprefix(f'the sync of {url} failed: ')}"
+    return False, f"The Weir at {base} answered HTTP {resp.status_code}: {error}"

@@ -1,7 +1,9 @@
 """The Connect gateway: the workers connected per app, and the calls in flight over them.
 
-A worker first asks `POST /v0/connect/start` for a session, then opens the WebSocket and
-sends its apps' function configs, which sync like an HTTP sync. From then on a call of one
+A worker first asks `POST /v0/connect/start` for a session, then opens the WebSocket at the
+gateway URL the start gave it, which carries the one-time session token: the upgrade of a
+request without a valid one is refused before any frame is read. The worker then sends its
+apps' function configs, which sync like an HTTP sync. From then on a call of one
 of its functions is a request message; the worker acknowledges it, extends its lease while
 the function runs, and replies. A reply is matched by its request id, whichever connection
 (or `/v0/connect/flush`) brings it: a worker that reconnects mid-call answers over its new
@@ -35,6 +37,7 @@ SESSION_S = 60.0  # a session token from /v0/connect/start must be used this soo
 MAX_SESSIONS = 10_000  # unused sessions kept at most: a flood of starts cannot fill memory
 WORKER_WAIT_S = 15.0  # a call waits this long for a worker (the SDK reconnects within 5 s)
 PROTOCOL = "v0.connect.inngest.com"  # the WebSocket subprotocol the SDK asks for
+SESSION_PARAM = "session"  # the gateway URL's query parameter carrying the session token
 
 Register = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -52,6 +55,14 @@ class Socket(Protocol):
 
 class SocketClosed(Exception):
     pass
+
+
+@record
+class Claimed:
+    """A session spent on opening one socket: its token and connection id."""
+
+    token: str
+    connection_id: str
 
 
 class NoAnswer(Exception):
@@ -121,21 +132,26 @@ class Gateway:
             self._sessions.pop(next(iter(self._sessions)))
         connection_id, token = secrets.token_hex(16), secrets.token_urlsafe(32)
         self._sessions[token] = (connection_id, now + SESSION_S)
-        return wire.StartResponse(connection_id, gateway_endpoint, "weir", token, token)
+        endpoint = f"{gateway_endpoint}?{SESSION_PARAM}={token}"
+        return wire.StartResponse(connection_id, endpoint, "weir", token, token)
 
-    def _take_session(self, token: str, connection_id: str) -> bool:
+    def claim(self, token: str) -> Claimed | None:
+        """The session a socket's upgrade names, spent; None if unknown, used or expired."""
         session = self._sessions.pop(token, None)
-        return session is not None and session[0] == connection_id and session[1] > _now()
+        if session is None or session[1] <= _now():
+            return None
+        return Claimed(token, session[0])
 
     # -- one worker's socket -------------------------------------------------------------------
-    async def serve(self, socket: Socket) -> None:
-        """The life of one connection: handshake, then its messages until it closes."""
+    async def serve(self, socket: Socket, claimed: Claimed) -> None:
+        """The life of one connection (opened with the session `claimed`): handshake, then
+        its messages until it closes."""
         if self._closing:
             await socket.close(1012, "Weir is shutting down; connect again shortly")
             return
         conn: Conn | None = None
         try:
-            conn = await self._handshake(socket)
+            conn = await self._handshake(socket, claimed)
             if conn is None:
                 return
             await self._listen(conn)
@@ -145,7 +161,7 @@ class Gateway:
             if conn is not None:
                 self._drop(conn)
 
-    async def _handshake(self, socket: Socket) -> Conn | None:
+    async def _handshake(self, socket: Socket, claimed: Claimed) -> Conn | None:
         await socket.send(Message(Kind.GATEWAY_HELLO).encode())
         try:
             first = Message.decode(await asyncio.wait_for(socket.receive(), HANDSHAKE_S))
@@ -158,8 +174,8 @@ class Gateway:
         except wire.WireError as exc:
             await socket.close(1002, _reason(f"bad handshake: {exc}"))
             return None
-        if not self._take_session(hello.session_token, hello.connection_id):
-            await socket.close(1008, "unknown or expired session: call /v0/connect/start first")
+        if (hello.session_token, hello.connection_id) != (claimed.token, claimed.connection_id):
+            await socket.close(1008, "WORKER_CONNECT names another session than the socket's")
             return None
         apps = await self._sync(socket, hello)
         if apps is None:

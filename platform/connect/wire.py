@@ -12,9 +12,17 @@ from collections import defaultdict
 from dataclasses import field
 from enum import IntEnum
 
+from weir.platform.executor.response import MAX_RESPONSE_BYTES
 from weir.platform.foundation.record_type import record
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
+# The largest frame a worker may send: a reply carrying the largest body Weir accepts from an
+# app (as over HTTP), with room for its envelope. Workers' other messages are far smaller.
+MAX_FRAME_BYTES = MAX_RESPONSE_BYTES + 64 * 1024
+# Fields one message may hold, nested ones included. Ours have a dozen (a worker's connect
+# message a few per app); the cap keeps decoding a few milliseconds, whatever the bytes: a
+# frame of millions of two-byte fields would otherwise hold the event loop for seconds.
+MAX_FIELDS = 4096
 
 
 class WireError(ValueError):
@@ -108,10 +116,24 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
             raise WireError("a varint is longer than ten bytes")
 
 
-def _fields(data: bytes) -> Fields:
+class _Budget:
+    """The fields left to decode in one message, its nested messages included."""
+
+    def __init__(self) -> None:
+        self.left = MAX_FIELDS
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise WireError(f"the message has more than {MAX_FIELDS} fields")
+
+
+def _fields(data: bytes, budget: _Budget | None = None) -> Fields:
+    budget = budget or _Budget()
     found: Fields = defaultdict(list)
     at = 0
     while at < len(data):
+        budget.take()
         key, at = _read_varint(data, at)
         number, wire = key >> 3, key & 7
         if number == 0:
@@ -225,13 +247,14 @@ class WorkerConnect:
 
     @classmethod
     def decode(cls, data: bytes) -> "WorkerConnect":
-        fields = _fields(data)
-        auth = _fields(_last_bytes(fields, 3))
+        budget = _Budget()
+        fields = _fields(data, budget)
+        auth = _fields(_last_bytes(fields, 3), budget)
         apps = []
         for raw in fields.get(5, []):
             if not isinstance(raw, bytes):
                 raise WireError("an app configuration is not a message")
-            app = _fields(raw)
+            app = _fields(raw, budget)
             apps.append(
                 AppConfiguration(_text(app, 1), _optional_text(app, 2), _last_bytes(app, 4))
             )

@@ -2,14 +2,17 @@
 
 The same HTTP client as calls to apps, so the same rules: redirects are never followed, the
 answer is read with a cap. Its own limits: at most AI_TIMEOUT_S per request, an answer of at
-most a step's output size (4 MiB: it is saved as the step's result), and hosts limited by
-`--allowed-ai-hosts` when that is set. The outcome says whether asking again may help.
+most a step's output size (4 MiB: it is saved as the step's result), and the hosts and
+addresses of ai_hosts.py: a URL the policy lets through by name goes out on the apps' client;
+any other on the guarded one, whose every connection is checked against the policy at the
+address it is made to. The outcome says whether asking again may help.
 """
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from weir.platform.executor import app_hosts
+from weir.platform.executor import ai_hosts
 from weir.platform.executor.ai_options import AIOptsError, parse_ai_opts, shown_url
 from weir.platform.executor.answer_limits import MAX_STEP_OUTPUT_BYTES
 from weir.platform.executor.http.client import AppClient, Redirected, TransportError
@@ -33,25 +36,38 @@ def _error(name: str, message: str, *, retry: bool = False, status: int = 0) -> 
     return AIResult(error={"name": name, "message": message}, retry=retry, status=status)
 
 
-async def infer(
-    client: AppClient, opts: Any, allowed_hosts: tuple[str, ...], timeout_s: float = AI_TIMEOUT_S
-) -> AIResult:
+@dataclass(frozen=True)
+class ModelClients:
+    """The clients model requests go out on, and the policy that picks one."""
+
+    policy: ai_hosts.AIPolicy
+    named: AppClient  # hosts the operator named, and weir dev: the apps' client
+    guarded: AppClient  # every other host: built with ai_hosts.guard(policy)
+
+
+def guarded_client(policy: ai_hosts.AIPolicy) -> AppClient:
+    return AppClient(timeout_s=AI_TIMEOUT_S, socket_factory=ai_hosts.guard(policy))
+
+
+async def infer(clients: ModelClients, opts: Any, timeout_s: float = AI_TIMEOUT_S) -> AIResult:
     try:
         req = parse_ai_opts(opts)
     except AIOptsError as exc:  # checked when the op arrived; kept against a stored bad item
         return _error("InvalidOp", str(exc))
-    refused = app_hosts.url_problem(
-        shown_url(req.url), allowed_hosts, flag="--allowed-ai-hosts", what="AI"
-    )
+    shown = shown_url(req.url)
+    refused, guarded = ai_hosts.url_problem(clients.policy, shown)
     if refused:
         return _error("AIHostNotAllowed", refused)
-    shown = shown_url(req.url)
+    client = clients.guarded if guarded else clients.named
     body = json.dumps(req.body, separators=(",", ":")).encode()
     try:
         raw = await client.request("POST", req.url, body, req.headers, timeout_s=timeout_s)
     except Redirected as exc:
         return _error("Redirected", str(exc).replace(req.url, shown))
     except TransportError as exc:
+        refusal = ai_hosts.refusal_in(exc)
+        if refusal is not None:  # asking again reaches the same addresses
+            return _error("AIHostNotAllowed", f"POST {shown} refused: {refusal}")
         text = str(exc).replace(req.url, shown)
         return _error("AIRequestFailed", f"POST {shown} failed: {text}", retry=True)
     if not 200 <= raw.status < 300:

@@ -3,11 +3,17 @@ request Weir makes from them.
 
 `opts` is `{"url", "body", "headers", "auth_key", "format", "type": "step.ai.infer"}`, as the
 official SDK sends it. The key goes where the format's provider expects it; headers the SDK sent
-come first, so a caller can still add its own (e.g. `anthropic-version`).
+come first, so a caller can still add its own (e.g. `anthropic-version`). Header names are sent
+as the app spelled them (some model proxies compare them case-sensitively, and Inngest sends
+them as given); a header Weir sets replaces the app's of the same name in any case.
+
+A key in the URL's user info (`https://user:key@host/...`) is sent as HTTP Basic and taken out
+of the URL, so it is in no URL Weir shows, logs or keeps (`shown_url` drops it too).
 """
 
+import base64
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.record_type import record
@@ -65,8 +71,12 @@ def parse_ai_opts(opts: Any, where: str = "op AIGateway") -> AIRequest:
     if not isinstance(key, str):
         raise AIOptsError(f"{where}: 'opts.auth_key' must be a string")
     headers = _headers(opts.get("headers"), where)
-    headers.update(auth_headers(fmt, key))
-    headers["content-type"] = "application/json"
+    url, basic = _without_userinfo(url)
+    if basic:
+        _put(headers, "authorization", basic, replace=False)  # the app's own header wins
+    for name, value in auth_headers(fmt, key).items():
+        _put(headers, name, value)
+    _put(headers, "content-type", "application/json")
     for name, value in headers.items():
         if len(name) + len(value) > MAX_HEADER or jsonvalues.control_char(name + value):
             raise AIOptsError(
@@ -75,14 +85,40 @@ def parse_ai_opts(opts: Any, where: str = "op AIGateway") -> AIRequest:
     return AIRequest(url, body, headers, fmt)
 
 
+def _put(headers: dict[str, str], name: str, value: str, *, replace: bool = True) -> None:
+    """Set a header, keeping the app's spelling of its name if it sent one."""
+    same = [k for k in headers if k.lower() == name]
+    if same and not replace:
+        return
+    for k in same[1:]:
+        del headers[k]
+    headers[same[0] if same else name] = value
+
+
+def _without_userinfo(url: str) -> tuple[str, str]:
+    """The URL without user info, and the Basic `authorization` value that carried it."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, ""
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    pair = f"{unquote(user)}:{unquote(password)}".encode()
+    bare = urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment))
+    return bare, "Basic " + base64.b64encode(pair).decode()
+
+
 def _check_url(url: str, where: str) -> None:
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 — raises ValueError on a bad port
     except ValueError:
-        raise AIOptsError(f"{where}: 'opts.url' {url!r:.80} is not a valid URL") from None
+        raise AIOptsError(
+            f"{where}: 'opts.url' {shown_url(url)!r:.80} is not a valid URL"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AIOptsError(f"{where}: 'opts.url' {url!r:.80} must be an http(s) URL with a host")
+        raise AIOptsError(
+            f"{where}: 'opts.url' {shown_url(url)!r:.80} must be an http(s) URL with a host"
+        )
     if len(url) > MAX_URL or jsonvalues.control_char(url):
         raise AIOptsError(f"{where}: 'opts.url' must be at most {MAX_URL} printable characters")
 
@@ -94,9 +130,20 @@ def _headers(value: Any, where: str) -> dict[str, str]:
         isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()
     ):
         raise AIOptsError(f"{where}: 'opts.headers' must be an object of string header values")
-    return {k.lower(): v for k, v in value.items()}
+    headers: dict[str, str] = {}
+    for name, text in value.items():  # one of each name, in any case: the last one sent wins
+        for same in [k for k in headers if k.lower() == name.lower()]:
+            del headers[same]
+        headers[name] = text
+    return headers
 
 
 def shown_url(url: str) -> str:
-    """The URL fit for the timeline and logs: its query (which may hold a key) dropped."""
-    return url.split("?", 1)[0]
+    """The URL fit for the timeline and logs: its query and user info (either may hold a key)
+    dropped."""
+    bare = url.split("?", 1)[0].split("#", 1)[0]
+    scheme, sep, rest = bare.partition("://")
+    if not sep:
+        return bare.rpartition("@")[2]
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"

@@ -6,6 +6,7 @@ the client exception as the cause; only the sentence is stored, logged and shown
 """
 
 import socket
+from urllib.parse import urlsplit
 
 import aiohttp
 from weir.platform.executor.http.lean import ConnectFailed
@@ -13,6 +14,23 @@ from weir.platform.executor.response import AttemptFailed, RawResponse, failed
 
 NOT_SDK_HINT = "is the URL the SDK's serve path (by default /api/inngest)?"
 MAX_TEXT = 200  # of a plain-text answer worth quoting (a proxy's "Bad Gateway", say)
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with an app URL Weir cannot call at all (no scheme, another scheme, no
+    host), or None."""
+    if "://" not in url:
+        return f"{url!r} has no scheme: write it as http://{url.lstrip('/')} (or https://)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises on a port that is not a number
+    except ValueError as exc:
+        return f"{url!r} is not a valid URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"{url!r} is not an http:// or https:// URL: Weir calls apps over HTTP"
+    if not parts.hostname:
+        return f"{url!r} names no host: write it as http://HOST:PORT/api/inngest"
+    return None
 
 
 def unreachable(url: str, exc: BaseException) -> str:

@@ -22,7 +22,7 @@ def url_problem(
         return f"the {what} URL {url!r} is not a valid URL"
     if parts.scheme not in ("http", "https") or not host:
         return f"the {what} URL {url!r} must be an http(s) URL with a host"
-    if any(_matches(entry.strip().lower(), host, port) for entry in allowed):
+    if any(matches(entry.strip().lower(), host, port) for entry in allowed):
         return None
     action = "to sync this app" if what == "app" else f"to call this {what} URL"
     return (
@@ -39,7 +39,8 @@ def sync_problems(payload: Any, allowed: tuple[str, ...]) -> list[str]:
     return sorted({p for p in problems if p})
 
 
-def _matches(entry: str, host: str, port: int) -> bool:
+def matches(entry: str, host: str, port: int) -> bool:
+    """Whether an allow-list entry (lower-cased) admits `host` (lower-cased) on `port`."""
     if entry.startswith("*."):
         return host.endswith(entry[1:])
     name, sep, want_port = entry.rpartition(":") if entry.count(":") == 1 else ("", "", "")

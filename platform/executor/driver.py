@@ -325,6 +325,7 @@ class Driver:
             headers.get("x-inngest-signature", ""),
             self.clock.now_ms() // 1000,
             trust.binds_answers(fn.app_sdk),
+            item.step_id,
         )
         try:
             raw = await self._send(item, fn, body, headers)
@@ -401,6 +402,10 @@ class Driver:
         if refused is not None:
             return refused
         outcome = classify(raw, self.clock.now_ms())
+        if keys and not sent.bound:  # signed, but bound to no request: check what it can be
+            refused = trust.misplaced(outcome, sent, lambda: {m.step_id for m in state.memos})
+            if refused is not None:
+                return refused
         return answer_limits.enforce(outcome, state.run.state_bytes, answer_bytes=len(raw.body))
 
     def _headers(self, item: q.Claimed, body: bytes, fences: dict[str, int]) -> dict[str, str]:

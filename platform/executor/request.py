@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from weir.platform.executor import canonical
 from weir.platform.foundation.record_type import record
 from weir.platform.registry import Function
-from weir.platform.store.records.runs import Run
+from weir.platform.store.records.runs import RERUN_INPUT_KEY, Run
 from weir.platform.store.records.steps import Step
 
 REQUEST_VERSION = 2
@@ -103,6 +103,16 @@ def build_body(
     return spliced.into(canonical.dumps(body))
 
 
+def _steps(state: CallState) -> dict[str, Any]:
+    """The memos by step id; and, for a rerun from a step given new arguments, that step's
+    `{"input": [...]}` until it has run (Inngest sends a step's new input so)."""
+    steps = {m.step_id: m.memo for m in state.memos}
+    given = state.run.keys.get(RERUN_INPUT_KEY) if state.run.keys else None
+    if given is not None and given.get("via") == "sdk":
+        steps.setdefault(given["step"], {"input": given["input"]})
+    return steps
+
+
 def _body(
     state: CallState,
     events: list[Event],
@@ -121,7 +131,7 @@ def _body(
     body: dict[str, Any] = {
         "event": first,
         "events": [] if use_api else [spliced.place(event) for event in events],
-        "steps": {} if use_api else {m.step_id: m.memo for m in state.memos},
+        "steps": {} if use_api else _steps(state),
         "ctx": {
             "run_id": state.run.id,
             "attempt": attempt,

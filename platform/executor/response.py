@@ -226,13 +226,19 @@ def _error_body(raw: RawResponse) -> dict[str, Any]:
 
 
 def _error_fields(value: Any) -> dict[str, Any]:
-    """An error object as a run keeps it: its text fields only (anything else could be a
-    number the run's error cannot keep), a name and a message always."""
+    """An error object as the app sent it, JSON for JSON, as Inngest keeps it (`"stack": null`
+    and fields of the app's own stay); a name and a message are added only where it has
+    none. One holding a value no run can keep (e.g. an integer beyond 2^53) keeps its text
+    fields only: the error itself is still worth keeping."""
     if not isinstance(value, dict):
         return {"name": "Error", "message": "the app reported an error without an error object"}
-    kept = {k: value[k] for k in ("message", "stack", "code") if isinstance(value.get(k), str)}
-    name = value.get("name")
-    return {"message": ""} | kept | {"name": name if isinstance(name, str) and name else "Error"}
+    kept = value
+    if jsonvalues.problem(value) is not None:
+        text = ("name", "message", "stack", "code")
+        kept = {k: value[k] for k in text if isinstance(value.get(k), str)}
+    name = kept.get("name")
+    named = {} if isinstance(name, str) and name else {"name": "Error"}
+    return {"message": ""} | kept | named
 
 
 def _unwrap_stream(raw: RawResponse) -> RawResponse:

@@ -15,9 +15,14 @@ import orjson
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 254  # as deep as orjson goes (it stores events, and checks depth below)
+# Canonical JSON writes a double without an exponent below 1e21: from 2^53 up to there every
+# double is a whole number and goes out as a run of digits, which an SDK's parser reads as an
+# integer past ±(2^53-1) (weir.sdk's canonical check refused those: the signature then failed).
+PLAIN_DIGITS_BELOW = 1e21
 ALLOWED_NUMBERS = (
-    "JSON numbers must be finite, and integers within ±(2^53-1) = ±9007199254740991 so that "
-    "every SDK reads them back exactly; send larger or exact values as strings"
+    "JSON numbers must be finite, and whole numbers (however written: 1e20 is one) within "
+    "±(2^53-1) = ±9007199254740991 or from ±1e21 on, so that every SDK reads them back "
+    "exactly; send larger or exact values as strings"
 )
 # C0/C1 controls and line separators: NUL cannot be stored in PostgreSQL text, and a newline
 # in a name could forge a line of a text log.
@@ -69,10 +74,34 @@ def problem(value: Any, root: str = "") -> str | None:
     """The first part of `value` (parsed by `loads`) that cannot be kept, named by its JSON
     path under `root` (e.g. "data.amount") and saying what is allowed; None if all can."""
     try:  # in C, and ten times faster than the walk: depth, integers, text, marked floats
-        orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
-        return None
+        dumped = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
     except orjson.JSONEncodeError:
         return _walk(value, root)
+    return _walk(value, root) if may_hold_big_float(dumped) else None
+
+
+# orjson writes a double from 2^53 to 1e21 as 16 digits and ".0" (below 1e16) or with an
+# exponent of +16 to +20: bytes holding neither hold no such number. Text may look the same,
+# which only costs the walk that then finds none.
+_BIG_EXPONENTS = frozenset({b"16", b"17", b"18", b"19", b"20"})
+
+
+def may_hold_big_float(dumped: bytes) -> bool:
+    """Whether `dumped` (orjson's output) may hold a double that canonical JSON writes as an
+    integer past ±(2^53-1): a search in C for each of the two shapes, so every event and
+    step result can afford it."""
+    at = dumped.find(b"e+")
+    while at > 0:
+        exponent, after = dumped[at + 2 : at + 4], dumped[at + 4 : at + 5]
+        if dumped[at - 1 : at].isdigit() and exponent in _BIG_EXPONENTS and not after.isdigit():
+            return True
+        at = dumped.find(b"e+", at + 2)
+    at = dumped.find(b".0", 16)
+    while at > 0:
+        if dumped[at - 16 : at].isdigit() and not dumped[at + 2 : at + 3].isdigit():
+            return True
+        at = dumped.find(b".0", at + 2)
+    return False
 
 
 def _walk(value: Any, root: str) -> str | None:
@@ -111,6 +140,11 @@ def _scalar_problem(item: Any) -> str | None:
     if isinstance(item, float) and not math.isfinite(item):
         shown = "NaN" if math.isnan(item) else f"{'-' if item < 0 else ''}Infinity"
         return f"is {shown} (as is any number too large for a double); {ALLOWED_NUMBERS}"
+    if isinstance(item, float) and MAX_SAFE_INTEGER < abs(item) < PLAIN_DIGITS_BELOW:
+        return (
+            f"is {item!r}, a whole number past ±(2^53-1) that canonical JSON sends as a run "
+            f"of digits, which SDKs read as an integer they cannot keep exactly; {ALLOWED_NUMBERS}"
+        )
     if isinstance(item, str) and not item.isascii() and _lone_surrogate(item):
         return "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not valid Unicode text"
     return None

@@ -21,6 +21,7 @@ class GateName(StrEnum):
     LANE = "lane"  # FIFO lanes
     RATE_LIMIT = "rate_limit"
     ROLLING_WINDOW = "rolling_window"
+    SCHEDULED = "scheduled"  # no gate of a config: a run waiting for its event's future ts
     SINGLETON = "singleton"
     THROTTLE = "throttle"
 

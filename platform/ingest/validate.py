@@ -22,6 +22,9 @@ LARGE_EVENT_BYTES = 64 * 1024  # from this size on, an event is kept as bytes (s
 MAX_NAME = 512
 TS_MIN = 315_532_800_000  # 1980-01-01T00:00:00Z
 TS_MAX = 4_102_444_800_000  # 2100-01-01T00:00:00Z
+# A future ts schedules the event's runs (`runtime.flow.scheduled`), at most this far ahead:
+# Inngest's longest sleep, a year and a leap day. Further is a mistake (seconds for ms...).
+TS_AHEAD_MS = 366 * 24 * 3_600_000
 
 
 class EventError(ValueError):
@@ -135,10 +138,13 @@ def _checked_size(item: dict[str, Any], where: str) -> int:
     """The event's size in bytes as JSON, once every value is one Weir may keep. One strict
     encoding answers both for almost every event (what it refuses, the checks below name)."""
     try:
-        size = len(orjson.dumps(item, option=orjson.OPT_STRICT_INTEGER))
+        dumped = orjson.dumps(item, option=orjson.OPT_STRICT_INTEGER)
     except orjson.JSONEncodeError:
         _check_values(item, where)  # before the size: orjson cannot measure what this refuses
         return _check_size(item, where)
+    if jsonvalues.may_hold_big_float(dumped):
+        _check_values(item, where)
+    size = len(dumped)
     if size > MAX_EVENT_BYTES:
         return _check_size(item, where)  # says so
     return size
@@ -208,6 +214,11 @@ def _ts(ts: Any, where: str, now_ms: int) -> int:
     if not TS_MIN <= int(ts) < TS_MAX:
         raise EventError(
             f"{where}: 'ts' {int(ts)} is outside the years 1980 to 2100 (Unix milliseconds)"
+        )
+    if ts > now_ms + TS_AHEAD_MS:
+        raise EventError(
+            f"{where}: 'ts' {int(ts)} lies more than 366 days ahead; a future ts schedules "
+            "the event's runs for that time, at most 366 days ahead"
         )
     return int(ts)
 

@@ -189,6 +189,10 @@ class Pool:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 close_fds=True,
+                # its own process group: a Ctrl-C in the terminal signals Weir alone, which
+                # stops its workers itself (a worker interrupted would print a traceback and
+                # fail the large body it was parsing while Weir drains)
+                process_group=0,
             )
         except OSError:
             log.exception("could not start an ingest worker")

@@ -66,9 +66,16 @@ class JsonFormatter(logging.Formatter):
 class TextFormatter(logging.Formatter):
     """`12:00:01 INFO weir.run run finished run_id=... status=COMPLETED`: for a terminal.
 
-    Control characters are escaped everywhere, a field's value is quoted unless it is one
-    word, and each line of a traceback is indented: whatever an event, a step or an app
-    said, it cannot start a line of its own or pass for another field."""
+    A record's first line starts with its time; every further line of it is indented. What
+    may span lines is told apart from what may not by who wrote it:
+    - the message's own text (a `str` format string, written in code) keeps its line breaks:
+      each further line is written indented (the banner, a list of problems);
+    - a value put into it (`%s` arguments) and a field's value are untrusted: written on
+      their line, every control character escaped, a field's value quoted unless it is one
+      word, so it can neither start a line nor pass for another field;
+    - a `Block` field (and `stack`), text meant to be read as the lines it is (a traceback,
+      a CEL error with its caret), is written under the record, each line escaped and
+      indented: whatever an event, a step or an app said, it cannot start a record's line."""
 
     def __init__(self) -> None:
         super().__init__(datefmt="%H:%M:%S")
@@ -76,20 +83,26 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         pairs = {**getattr(record, "weir_ids", {}), **getattr(record, "weir_fields", {})}
-        line = self.line(record.created, record.levelname, record.name, record.getMessage(), pairs)
+        line = self.line(record.created, record.levelname, record.name, _message(record), pairs)
         if not record.exc_info and not record.stack_info:
             return line
         return line + self._traceback(record)
 
     def line(self, created: float, level: str, name: str, message: str, pairs: Fields) -> str:
-        """The line of a record with these parts (`pairs`: its ids, then its fields), and a
-        `stack` field's lines under it."""
+        """The lines of a record with these parts: `message` is its own text (its line breaks
+        kept, further lines indented), `pairs` its ids, then its fields; a `stack` field's
+        and each `Block` field's lines under it."""
         # Written out rather than through a copy of the record and a format string: a line
         # is logged for every run that starts and ends, on the event loop.
-        stack = pairs.pop("stack", None)  # a traceback reads best as the lines it is
+        blocks = [(key, pairs.pop(key)) for key in _block_keys(pairs)]
         tail = "".join([f" {_key_text(key)}={field_text(value)}" for key, value in pairs.items()])
-        line = f"{self._time(created)} {level} {name} {escape(message)}{tail}"
-        return line if stack is None else line + _indented(str(stack))
+        first, *more = message.split("\n") if "\n" in message else (message,)
+        line = f"{self._time(created)} {level} {name} {escape(first)}{tail}"
+        if more:
+            line += _indented("\n".join(more))
+        for _, text in blocks:  # a traceback reads best as the lines it is
+            line += _indented(str(text))
+        return line
 
     def _time(self, created: float) -> str:
         """The time of day, as `formatTime` writes it (made once per second)."""
@@ -108,6 +121,57 @@ class TextFormatter(logging.Formatter):
 def _indented(text: str) -> str:
     """`text` as escaped lines under the record, each indented by four spaces."""
     return "".join(f"\n    {escape(line)}" for line in text.splitlines())
+
+
+class Block(str):
+    """A field's text to be read as the lines it is (a CEL error with its caret line): the
+    text format writes it under the record, each line escaped and indented; JSON, as any
+    string."""
+
+    __slots__ = ()
+
+
+def _block_keys(pairs: Fields) -> list[str]:
+    """The fields written under the record: `stack`, and each `Block`."""
+    if not pairs:
+        return []
+    return [key for key, value in pairs.items() if key == "stack" or type(value) is Block]
+
+
+def _message(record: logging.LogRecord) -> str:
+    """The record's message, each value put into it escaped onto its line (see TextFormatter):
+    only a `str` format string's own line breaks stay."""
+    if not isinstance(record.msg, str):
+        return escape(str(record.msg))  # a value logged as the message: nothing of it is ours
+    if not record.args:
+        return record.msg
+    args = record.args
+    try:
+        if isinstance(args, Mapping):
+            return record.msg % {key: _Escaped.of(value) for key, value in args.items()}
+        return record.msg % tuple(_Escaped.of(value) for value in args)
+    except (TypeError, ValueError, KeyError):  # as logging would fail: its own message
+        return escape(record.getMessage())
+
+
+class _Escaped:
+    """A value put into a message, as `%s` and `%r` write it, escaped onto one line."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    @staticmethod
+    def of(value: object) -> object:
+        # numbers keep `%d` and `%.1f` working; their text has no control character
+        return value if isinstance(value, int | float) else _Escaped(value)
+
+    def __str__(self) -> str:
+        return escape(str(self.value))
+
+    def __repr__(self) -> str:
+        return escape(repr(self.value))
 
 
 # Controls and line separators: what could end a line, or hide part of it on a terminal.

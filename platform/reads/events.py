@@ -81,7 +81,14 @@ def event_summary(conn: Connection, event_id: str) -> EventSummary | None:
 def _summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
     ids = [r.id for r in rows]
     runs, outcomes = queries.runs_of_events(conn, ids), queries.outcomes_of_events(conn, ids)
-    return [EventSummary(r, runs[r.id], outcomes[r.id]) for r in rows]
+    return [EventSummary(r, runs[r.id], _current(outcomes[r.id], runs[r.id])) for r in rows]
+
+
+def _current(outcomes: list[Outcome], runs: list[EventRun]) -> list[Outcome]:
+    """The outcomes still true: "waiting in a batch" ends once the batch's run has started
+    (the event then belongs to that run, listed with the event's runs)."""
+    joined = {r.function_id for r in runs}
+    return [o for o in outcomes if o.outcome != EventOutcome.BATCHED or o.function_id not in joined]
 
 
 @record(slots=True)

@@ -95,7 +95,7 @@ def _decode(cursor: str) -> object:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeError):
+    except (ValueError, UnicodeError, RecursionError):  # a cursor nested past the parser
         return None
 
 

@@ -50,6 +50,7 @@ class RunLinks:
 
     parent: RunLink | None = None
     parent_step: str | None = None
+    parent_step_name: str = ""  # as the parent named that step, "" if it did not
     children: dict[str, RunLink] = field(default_factory=dict)
     original: RunLink | None = None
     reruns: list[RunLink] = field(default_factory=list)
@@ -88,11 +89,7 @@ def run_view(
         waiting = scopes.scope_wait(conn, run, now)
         run = replace(run, waiting=waiting) if waiting is not None else run
     rows = _closed_at_end(run, step_records.list_history(conn, run_id))
-    names = {r.step_id: r.name for r in rows if r.step_id and r.name}
-    for r in rows:
-        for op in r.detail.ops:
-            if op.name:
-                names.setdefault(op.id, op.name)
+    names = _step_names(rows)
     steps = [
         s if s.name else replace(s, name=names.get(s.step_id, ""))
         for s in step_records.list_steps(conn, run_id)
@@ -176,13 +173,34 @@ def _links(conn: Connection, run: Run, rows: list[HistoryEntry]) -> RunLinks:
     children = run_facts.runs_by_correlation(conn, list(invoked))
     parent_id, _, parent_step = (run.correlation_id or "").partition(".")
     others = run_facts.run_links(conn, [i for i in (parent_id, run.original_run_id) if i])
+    step_name = run_facts.invoke_step_name(conn, parent_id, parent_step) if parent_step else ""
     return RunLinks(
         parent=others.get(parent_id),
         parent_step=parent_step or None,
+        parent_step_name=step_name,
         children={invoked[c]: link for c, link in children.items()},
         original=others.get(run.original_run_id or ""),
         reruns=run_facts.reruns_of(conn, run.id),
     )
+
+
+def _step_names(rows: list[HistoryEntry]) -> dict[str, str]:
+    """Step id -> its name, as the timeline's entries and the ops the SDK reported name it."""
+    names = {r.step_id: r.name for r in rows if r.step_id and r.name}
+    for r in rows:
+        for op in r.detail.ops:
+            if op.name:
+                names.setdefault(op.id, op.name)
+    return names
+
+
+def step_name(conn: Connection, run_id: str, step: str) -> str:
+    """The name of a run's step given by id (or by name), as the run page shows it; the step
+    as given when the run has no such step or it has no name."""
+    found = step_records.get_step(conn, run_id, step)
+    if found is not None and found.name:
+        return found.name
+    return _step_names(step_records.list_history(conn, run_id)).get(step) or step
 
 
 def max_attempts_of(functions: Mapping[str, Function]) -> dict[str, int]:

@@ -6,17 +6,25 @@ cancel-on subscriptions and the start timeout. Each gate is a plain algorithm in
 `weir.platform.gates`; this module only loads and stores their state around it.
 """
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from weir.expressions import BudgetExceeded, Expression, NotHeld, key_hash
+from weir.expressions import (
+    BudgetExceeded,
+    Expression,
+    ExpressionError,
+    NotHeld,
+    compile_expression,
+    key_hash,
+)
 from weir.platform.foundation.ids import new_id
 from weir.platform.foundation.vocabulary import EventOutcome, GateName, SystemEvent
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import flow, scopes
-from weir.platform.runtime.flow import gate_io
+from weir.platform.runtime.flow import gate_io, scheduled
 from weir.platform.runtime.flow.candidate import Candidate
 from weir.platform.runtime.keys import (
     Foresight,
@@ -78,6 +86,25 @@ def foresee(
     except NotHeld:
         pass  # the writer evaluates the rest, as it would have all of them
     return ahead.outcomes
+
+
+def declared(registry: Registry, name: str) -> tuple[Expression, ...]:
+    """Every expression admitting an event named `name` may evaluate over it (trigger `if`s,
+    gate and run keys of each function it triggers), compiled; kept with the registry."""
+    found = registry.declared.get(name)
+    if found is None:
+        sources: list[str] = []
+        for fn, triggers in registry.triggered_by(name):
+            sources += [t.expression for t in triggers if t.expression is not None]
+            sources += _expressions(Candidate(fn, [""], [{}], 0))
+        found = registry.declared[name] = tuple(_compiled(dict.fromkeys(sources)))
+    return found
+
+
+def _compiled(sources: Iterable[str]) -> Iterator[Expression]:
+    for source in sources:
+        with contextlib.suppress(ExpressionError):  # checked at sync: admission says why
+            yield compile_expression(source, ("event",))
 
 
 def _admit_invoke(tx: Tx, event_id: str, payload: dict[str, Any], received_at: int) -> None:
@@ -169,6 +196,7 @@ def start_run(tx: Tx, cand: Candidate, run_id: str) -> str:
 
 def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
     created = tx.now
+    start_at, waiting = scheduled.start_at(cand, created)  # a future event ts: then
     score = _score(cand, created)
     needs = scopes.run_limits(cand.fn, cand.event)
     limits, keys, warnings = needs.limits, needs.shown, needs.warnings
@@ -177,7 +205,7 @@ def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
         fn=cand.fn,
         event_ids=cand.event_ids,
         events=cand.events,
-        start_at=created,
+        start_at=start_at,
         score=score,
         lane=lane,
         limits=limits,
@@ -186,6 +214,7 @@ def plan_run(tx: Tx, cand: Candidate, run_id: str) -> RunPlan:
         batch_id=cand.batch_id,
         cron=cand.cron,
         original_run_id=cand.original_run_id,
+        waiting=waiting,
         run_id=run_id,
     )
 

@@ -13,7 +13,7 @@ from weir.platform.foundation.vocabulary import EventOutcome, RunStatus, SystemE
 from weir.platform.runtime import events, flow
 from weir.platform.runtime.runs import NO_FOLLOW_UP, note_effect
 from weir.platform.runtime.steps.invoke import resolve_parent
-from weir.platform.runtime.tx import Tx
+from weir.platform.runtime.tx import Ended, Tx
 from weir.platform.store.records import events as event_records
 from weir.platform.store.records.runs import Run
 
@@ -22,17 +22,11 @@ def settle(tx: Tx) -> None:
     """Apply the consequences of every run ended in this transaction, in the order they ended."""
     while tx.ended:
         ended = tx.ended.pop(0)
-        after_finish(tx, ended.run, ended.status, ended.output, ended.error, ended.http_status)
+        after_finish(tx, ended)
 
 
-def after_finish(
-    tx: Tx,
-    run: Run,
-    status: str,
-    output: Any,
-    error: dict[str, Any] | None,
-    http_status: int = 0,
-) -> None:
+def after_finish(tx: Tx, ended: Ended) -> None:
+    run, status, output, error = ended.run, ended.status, ended.output, ended.error
     parent = None
     if run.correlation_id:
         memo = {"data": output} if status == RunStatus.COMPLETED else {"error": error or {}}
@@ -42,7 +36,7 @@ def after_finish(
     if trigger_events and trigger_events[0].get("name") in NO_FOLLOW_UP:
         return
     if status == RunStatus.FAILED:
-        error = standard_error(error or {}, http_status)
+        error = standard_error(error or {}, ended.http_status, no_retry=ended.no_retry)
     finished = _emit_finished(tx, run, status, output, error, trigger_events)
     if parent is not None:  # the finished event is what the invoking parent waited for
         words = f"handed run {run.id}'s result to the run that invoked it"
@@ -60,13 +54,17 @@ def _trigger_events(tx: Tx, run: Run) -> list[dict[str, Any]]:
     return event_records.load_event_payloads(tx.conn, list(run.event_ids))
 
 
-def standard_error(error: dict[str, Any], http_status: int) -> dict[str, Any]:
+def standard_error(
+    error: dict[str, Any], http_status: int, *, no_retry: bool = False
+) -> dict[str, Any]:
     """A failed run's error as the finished and failed events carry it: Inngest's
-    StandardError, whose `error` names the failing call's HTTP status (or, for a failure
-    without one, repeats the message), with the SDK's name, message and stack only."""
+    StandardError, whose `error` is "NonRetriableError" when the failing answer said not to
+    retry, else names that answer's HTTP status (or, for a failure without one, repeats the
+    message), with the SDK's name, message and stack only."""
     message = str(error.get("message") or "")
+    said = f"invalid status code: {http_status}" if http_status else message
     shaped = {
-        "error": f"invalid status code: {http_status}" if http_status else message,
+        "error": "NonRetriableError" if no_retry else said,
         "name": str(error.get("name") or "Error"),
         "message": message,
     }

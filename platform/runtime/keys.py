@@ -156,10 +156,27 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
 
 
 def _foreseen(expression: str, activation: dict[str, Any]) -> tuple[Any, float] | None:
+    if len(activation) != 1:
+        return None
     event = activation.get("event")
-    if len(activation) == 1 and isinstance(event, Document):
+    if isinstance(event, Document):
         return event.evaluated.get(expression)
-    return None
+    ahead: tuple[dict[str, Any], dict[str, tuple[Any, float]]] | None = getattr(
+        _local, "foreseen", None
+    )
+    return ahead[1].get(expression) if ahead is not None and ahead[0] is event else None
+
+
+@contextmanager
+def foreseen(event: dict[str, Any], outcomes: dict[str, tuple[Any, float]]) -> Iterator[None]:
+    """Within it, evaluations over `event` (this very object) take `outcomes`, made ahead
+    (`Foresight`) over a small event, as a Document's `evaluated` are taken."""
+    outer = getattr(_local, "foreseen", None)
+    _local.foreseen = (event, outcomes)
+    try:
+        yield
+    finally:
+        _local.foreseen = outer
 
 
 class Foresight:

@@ -173,6 +173,9 @@ def _op_summary(op: Op) -> dict[str, Any]:
     summary: dict[str, Any] = {"op": op.op, "id": op.id, "name": op.display_name}
     if op.op in (Opcode.STEP_ERROR, Opcode.STEP_FAILED) and op.error:
         summary["error"] = op.error
+    given = op.opts.get("input")
+    if isinstance(given, list):  # the step's arguments, where the SDK sends them
+        summary["input"] = given
     return summary
 
 
@@ -192,7 +195,17 @@ def _retry_or_fail(
         return True
     _finish(tx, item)
     http_status = outcome.status if isinstance(outcome, AttemptFailed) else 0
-    finish_run(tx, run_id, RunStatus.FAILED, None, error=error, http_status=http_status)
+    # Weir's own verdicts (an op it cannot apply) are final too, but answered no status
+    said_no_retry = outcome.no_retry and http_status != 0
+    finish_run(
+        tx,
+        run_id,
+        RunStatus.FAILED,
+        None,
+        error=error,
+        http_status=http_status,
+        no_retry=said_no_retry,
+    )
     return False
 
 

@@ -329,10 +329,12 @@ def finish_run(
     run: Run | None = None,
     started_at: int | None = None,
     http_status: int = 0,
+    no_retry: bool = False,
 ) -> bool:
     """End a run once: drop its queued work and waits; what the end sets off follows. A caller that
     has just read the run passes it to save a round trip (and `started_at` if the run starts and
-    ends at once); `http_status` is that of the app's answer that failed the run, if any."""
+    ends at once); `http_status` is that of the app's answer that failed the run, if any, and
+    `no_retry` whether that answer said not to retry it."""
     run = run if run is not None else run_records.get_run(tx.conn, run_id)
     if run is None or run.ended:
         return False
@@ -347,7 +349,7 @@ def finish_run(
     wait_records.delete_run_waits(tx.conn, run_id)
     # What the end sets off (a parent's invoke result, finished events, a released lock) is
     # applied by `finish_hooks.settle` once the transition's own work is done.
-    tx.ended.append(Ended(run, status, output, error, http_status))
+    tx.ended.append(Ended(run, status, output, error, http_status, no_retry))
     return True
 
 

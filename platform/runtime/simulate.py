@@ -138,6 +138,8 @@ def check(fn: Function, sequence: list[SimEvent], run_ms: int) -> None:
     for i, ev in enumerate(sequence[:MAX_EVENTS]):
         if not 0 <= ev.at_ms <= MAX_AT_MS:
             problems.append(f"events[{i}].at_ms = {ev.at_ms} must be between 0 and {MAX_AT_MS}")
+        if ev.ts_ms is not None and not 0 <= ev.ts_ms <= HORIZON_MS:
+            problems.append(f"events[{i}].ts_ms = {ev.ts_ms} must be between 0 and {HORIZON_MS}")
         name = ev.name or default
         if name.startswith(SYSTEM_EVENT_PREFIX):
             problems.append(f"events[{i}].name = {name!r}: names starting with inngest/ are Weir's")

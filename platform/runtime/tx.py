@@ -23,6 +23,7 @@ class Ended:
     output: Any
     error: dict[str, Any] | None
     http_status: int = 0
+    no_retry: bool = False  # that answer said not to retry it (x-inngest-no-retry)
 
 
 @dataclass

@@ -10,8 +10,9 @@ is named here as open. Paths fall into four kinds:
 - api (REST, GraphQL, the UI's JSON): the admin token as Bearer, user:password as Basic, or
   a UI session cookie; without one, 401;
 - ui (everything else): a session cookie (or the token); without one, a redirect to /login.
-Wrong admin credentials back off per client and per user (security/lockout.py: 429 with
-Retry-After); a session ended by logout stays refused until it would have expired.
+A wrong user:password backs off per (user, client address) and per address, a wrong signing
+key per address (security/lockout.py: 429 with Retry-After); the admin token is never locked
+out. A session ended by logout stays refused until it would have expired.
 """
 
 import base64
@@ -102,10 +103,19 @@ class Auth:
         if kind == "open":
             return None
         if kind == "sdk":
-            return None if self.sdk_ok(headers) else _sdk_refusal()
+            client = client_of(scope)
+            wait = self.lockout.key_retry_after_s(client)
+            if wait:
+                return too_many(wait, what="signing-key checks")
+            if self.sdk_ok(headers):
+                return None
+            self.lockout.key_failed(client)
+            return _sdk_refusal()
         presented = _presented(headers, basic_allowed=kind == "api")
         credential: Credential | None = None
-        if presented is not None:
+        if presented is not None and presented.kind == "token":
+            credential = Credential("token") if self.token_ok(presented.secret) else None
+        elif presented is not None:
             wait = self.lockout.retry_after_s(client_of(scope), presented.user)
             if wait:
                 return too_many(wait)
@@ -125,20 +135,21 @@ class Auth:
         accepted += [bearer_hash(k) for k in self.settings.signing_keys]
         return _any_equal(presented, accepted)
 
-    def admin_credential(self, presented: Presented, client: str) -> Credential | None:
-        """The token or user:password checked, the outcome noted for the back-off."""
+    def token_ok(self, presented: str) -> bool:
+        """The admin token: never locked out (lockout.py), so its strength is its guard."""
         token = self.settings.admin_token
+        return bool(token) and _any_equal(presented, [token or ""])
+
+    def admin_credential(self, presented: Presented, client: str) -> Credential | None:
+        """user:password (Basic) checked, the outcome noted for the back-off."""
         user, password = self.settings.admin_user, self.settings.admin_password
-        if presented.kind == "token":
-            ok = bool(token) and _any_equal(presented.secret, [token or ""])
-        else:
-            given = f"{presented.user}:{presented.secret}"
-            ok = bool(user and password) and _any_equal(given, [f"{user}:{password}"])
+        given = f"{presented.user}:{presented.secret}"
+        ok = bool(user and password) and _any_equal(given, [f"{user}:{password}"])
         if not ok:
             self.lockout.failed(client, presented.user)
             return None
         self.lockout.succeeded(client, presented.user)
-        return Credential(presented.kind if presented.kind == "token" else "basic")
+        return Credential("basic")
 
     async def session_credential(self, scope: Scope, headers: Headers) -> Credential | None:
         cookies = cookie_parser(headers.get("cookie", ""))
@@ -148,13 +159,12 @@ class Auth:
         return Credential("session", session)
 
     def password_ok(self, user: str, password: str) -> bool:
-        """The login form's check: the configured user and password, or the admin token."""
+        """The login form's check of the configured user and password (the form takes the
+        admin token too: `token_ok`, checked before any lock)."""
         want_user, want_password = self.settings.admin_user, self.settings.admin_password
-        by_password = bool(want_user and want_password) and _any_equal(
+        return bool(want_user and want_password) and _any_equal(
             f"{user}\0{password}", [f"{want_user}\0{want_password}"]
         )
-        token = self.settings.admin_token
-        return by_password or (bool(token) and _any_equal(password, [token or ""]))
 
 
 async def revoke(weir: Platform, session: sessions.Session) -> None:
@@ -179,8 +189,8 @@ def client_of(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-def too_many(wait_s: int) -> Response:
-    message = f"too many failed logins from this client or for this user: retry in {wait_s} s"
+def too_many(wait_s: int, what: str = "logins") -> Response:
+    message = f"too many failed {what} from this address: retry in {wait_s} s"
     return JSONResponse({"error": message}, 429, headers={"retry-after": str(wait_s)})
 
 

@@ -2,6 +2,7 @@
 send) more than the cap is refused without the rest being read into memory."""
 
 from fastapi import Request
+from starlette.datastructures import Headers
 
 
 class BodyTooLarge(Exception):
@@ -12,9 +13,15 @@ class BodyTooLarge(Exception):
         )
 
 
+def declared_length(headers: Headers) -> int | None:
+    """The Content-Length a request declares, when it is a plain number of bytes."""
+    value = headers.get("content-length", "")
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
 async def read_capped(request: Request, cap: int, what: str = "request body") -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > cap:
+    declared = declared_length(request.headers)
+    if declared is not None and declared > cap:
         raise BodyTooLarge(what, cap)
     chunks: list[bytes] = []
     size = 0

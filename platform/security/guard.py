@@ -8,6 +8,8 @@ A page on any site can make the visitor's browser send requests to Weir on their
   a state-changing request that a browser marks as coming from another origin is refused, and
   the JSON APIs accept only JSON content types, which no page can send cross-origin without
   a CORS preflight (that Weir never grants).
+- cross-site WebSockets: a browser opens one from any page (only the server can refuse it, by
+  its Origin), so a WebSocket upgrade meets the same Host and Origin rules as a post.
 Clients that are not browsers (SDKs, curl) send no Origin and are unaffected.
 """
 
@@ -17,7 +19,7 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
-from weir.platform.settings import Settings
+from weir.platform.settings import WILDCARD_HOSTS, Settings
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST"})  # the JSON endpoints take no other; the rest are 405
@@ -26,6 +28,7 @@ JSON_PATHS = frozenset({"/fn/register", "/v0/gql"})
 JSON_PREFIXES = ("/e/",)
 LOOPBACK_NAMES = ("localhost",)
 FOREIGN_FETCH_SITES = frozenset({"cross-site", "same-site"})  # a sibling port is same-site
+CROSS_SITE = "cross-site requests are refused: use Weir's own pages or an API client"
 
 
 class RequestGuard:
@@ -39,11 +42,14 @@ class RequestGuard:
         self.own_host = "" if _is_wildcard(bind) else bind
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             problem = self.problem(scope)
             if problem is not None:
                 status, message = problem
-                await _refuse(send, status, message)
+                if scope["type"] == "http":
+                    await _refuse(send, status, message)
+                else:
+                    await _refuse_upgrade(scope, receive, send, status, message)
                 return
         await self.app(scope, receive, send)
 
@@ -55,9 +61,11 @@ class RequestGuard:
                 f"Weir does not answer to the host name {host!r}: set --allowed-hosts "
                 "(WEIR_ALLOWED_HOSTS) to the names clients use to reach it, e.g. behind a proxy"
             )
+        if scope["type"] == "websocket":  # a page's socket states the page's Origin as well
+            return None if self.origin_ok(headers, host) else (403, CROSS_SITE)
         method = scope["method"]
         if method not in SAFE_METHODS and not self.origin_ok(headers, host):
-            return 403, "cross-site requests are refused: use Weir's own pages or an API client"
+            return 403, CROSS_SITE
         path = scope["path"]
         json_only = method in BODY_METHODS and (
             path in JSON_PATHS or path.startswith(JSON_PREFIXES)
@@ -113,7 +121,7 @@ def _is_ip(name: str) -> bool:
 
 
 def _is_wildcard(bind: str) -> bool:
-    return bind in ("", "0.0.0.0", "::")
+    return bind in WILDCARD_HOSTS
 
 
 def _is_json(content_type: str) -> bool:
@@ -128,3 +136,17 @@ async def _refuse(send: Send, status: int, message: str) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse_upgrade(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str
+) -> None:
+    """An upgrade refused as an HTTP answer (the ASGI denial extension), else a bare close."""
+    await receive()  # websocket.connect
+    if "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008, "reason": message[:123]})
+        return
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})

@@ -1,6 +1,8 @@
 """Security headers on every response: the UI can't be framed (clickjacking), its pages run only
 Weir's own script and styles, browsers don't guess content types, and no URL (run ids, event
-data in query strings) leaks to other sites through the Referer header."""
+data in query strings) leaks to other sites through the Referer header. Nothing but the static
+files may be cached (`no-store`): a logged-in page or an API answer holds run data and CSRF
+tokens, which a shared or back-button cache would show to whoever uses the browser next."""
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -20,6 +22,7 @@ DOCS_POLICY = (
     "frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 )
 DOCS_PATHS = ("/docs", "/redoc")
+CACHEABLE_PREFIX = "/static/"
 COMMON = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",  # frame-ancestors for browsers that predate it
@@ -39,6 +42,7 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         policy = DOCS_POLICY if scope["path"].startswith(DOCS_PATHS) else UI_POLICY
+        no_store = not scope["path"].startswith(CACHEABLE_PREFIX)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -46,6 +50,8 @@ class SecurityHeaders:
                 for name, value in COMMON.items():
                     headers.setdefault(name, value)
                 headers.setdefault("content-security-policy", policy)
+                if no_store:
+                    headers.setdefault("cache-control", "no-store")
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -16,11 +16,18 @@ from weir.sdk._errors import CodedError
 from weir.sdk._identity import REQ_VERSION, SDK_HEADER, VERSION, outgoing_headers
 from weir.sdk._sender import EventSender
 from weir.sdk._serving.handler import failure, invoke
-from weir.sdk._serving.http import HttpRequest, HttpResponse, json_response, unauthorized
+from weir.sdk._serving.http import (
+    HttpRequest,
+    HttpResponse,
+    json_response,
+    unauthorized,
+    unreadable,
+)
 from weir.sdk._serving.register import CAPABILITIES, post_register, register_payload
 from weir.sdk._serving.request import EventsMissingError, InvocationRequest, parse_invocation
 from weir.sdk._serving.signing import (
     BOUND_HEADER,
+    UnreadableBody,
     bound_signature,
     hashed_key,
     request_mac,
@@ -62,7 +69,10 @@ class Endpoint:
         handler = handlers.get(request.method.upper())
         if handler is None:
             return json_response(405, {"message": f"method {request.method} not allowed"})
-        return await handler(request)
+        try:
+            return await handler(request)
+        except UnreadableBody as exc:  # no signature could be checked: say why, not 401
+            return unreadable(str(exc))
 
     # -- shared ---------------------------------------------------------------------------
 

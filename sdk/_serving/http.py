@@ -57,3 +57,11 @@ def unauthorized() -> HttpResponse:
     # 401s carry no SDK identity headers: the caller is not trusted with them (§12.1).
     headers = {"content-type": "application/json", "x-inngest-sdk-handled": "true"}
     return HttpResponse(401, json_bytes({"message": "Unauthorized"}), headers)
+
+
+def unreadable(message: str) -> HttpResponse:
+    """A body whose signature cannot be checked at all (it has no canonical JSON form): 400
+    with the cause, without the SDK identity headers a 401 also leaves out."""
+    headers = {"content-type": "application/json", "x-inngest-sdk-handled": "true"}
+    body = {"name": "UnreadableBody", "message": message}
+    return HttpResponse(400, json_bytes(body), headers)

@@ -31,11 +31,32 @@ def hashed_key(key: str) -> str:
     return hashlib.sha256(bytes.fromhex(strip_prefix(key))).hexdigest()
 
 
+class UnreadableBody(ValueError):
+    """The body cannot be put in canonical JSON, so its signature cannot be checked; the
+    message says why (this is not a wrong signing key)."""
+
+
 def canonical(body: bytes) -> bytes:
-    """JCS form of a JSON body, so transit whitespace and key order do not matter."""
+    """JCS form of a JSON body, so transit whitespace and key order do not matter. JCS carries
+    numbers as doubles: an integer past ±(2^53-1) is read as the double it stands for (as the
+    official SDK's `jcs` does), so the bytes a server signed always come out the same."""
     if not body.strip():
         return b""
-    return bytes(rfc8785.dumps(json.loads(body)))
+    try:
+        return bytes(rfc8785.dumps(json.loads(body, parse_int=_jcs_int)))
+    except (ValueError, RecursionError) as exc:  # rfc8785's errors are ValueErrors
+        raise UnreadableBody(
+            f"the request body cannot be put in canonical JSON (RFC 8785) to check its "
+            f"signature: {exc}"
+        ) from None
+
+
+def _jcs_int(text: str) -> int | float:
+    number = int(text)
+    return number if abs(number) <= _SAFE_INTEGER else float(number)
+
+
+_SAFE_INTEGER = 2**53 - 1
 
 
 def signature(message: bytes, key: str, at: int | None = None) -> str:
@@ -49,7 +70,8 @@ def verify(
     header: str | None, body: bytes, keys: Sequence[str], now: int | None = None
 ) -> str | None:
     """The key that signed this request body, or None; the signature must carry a time within
-    WINDOW_S of now, so a captured request cannot be replayed later."""
+    WINDOW_S of now, so a captured request cannot be replayed later. Raises UnreadableBody
+    for a body no signature could be checked over."""
     fields = _fields(header)
     if fields is None:
         return None
@@ -57,10 +79,7 @@ def verify(
     current = int(time.time()) if now is None else now
     if abs(current - int(t)) > WINDOW_S:
         return None
-    try:
-        message = canonical(body)
-    except ValueError:
-        return None
+    message = canonical(body)  # UnreadableBody: the caller says so, not "Unauthorized"
     for key in keys:
         mac = hmac.new(strip_prefix(key).encode(), message + t.encode(), hashlib.sha256)
         if hmac.compare_digest(mac.hexdigest(), s):

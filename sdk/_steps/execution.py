@@ -67,6 +67,21 @@ class Budget:
         return steps >= self.max_steps or time.monotonic() >= self.deadline
 
 
+def _is_input(memo: Any) -> bool:
+    return isinstance(memo, dict) and set(memo) == {"input"} and isinstance(memo["input"], list)
+
+
+def _input_opts(args: tuple[Any, ...]) -> dict[str, Any] | None:
+    """`{"input": [...args]}`, or None for no arguments or ones JSON cannot carry (an Event
+    object, a function): nothing to show or replace then."""
+    if not args:
+        return None
+    try:
+        return {"input": json.loads(json.dumps(list(args)))}
+    except (TypeError, ValueError):
+        return None
+
+
 class RunState:
     """Per-request state: memos, repeat counters, the targeted step, the parallel depth,
     and the steps a checkpointed request has run so far (`saved`, reported with its end)."""
@@ -81,7 +96,10 @@ class RunState:
         max_attempts: int | None = None,
         checkpoint: Checkpoint | None = None,
     ) -> None:
-        self.memos = memos
+        # A rerun from a step may give that step new arguments: `{"input": [...]}` in place of
+        # a memo, as Inngest sends it. Not a result: the step runs, with these arguments.
+        self.inputs = {k: v["input"] for k, v in memos.items() if _is_input(v)}
+        self.memos = {k: v for k, v in memos.items() if k not in self.inputs}
         self.target = target
         self.disable_immediate = disable_immediate
         self.attempt = attempt
@@ -125,15 +143,20 @@ class RunState:
         self.gate(build(slot))
         raise AssertionError("gate() always raises for ops the server performs")
 
-    def begin_run(self, user_id: str) -> tuple[Op | None, Any]:
-        """A step.run: `(None, memo)` when done before, `(op, None)` when it runs now."""
+    def begin_run(self, user_id: str, args: tuple[Any, ...] = ()) -> tuple[Op | None, Any]:
+        """A step.run: `(None, memo)` when done before, `(op, arguments)` when it runs now:
+        `args`, or those a rerun from this step gave it. The op reports the arguments it was
+        given (`opts.input`, as Inngest's TypeScript SDK does) when they are JSON."""
         slot = self.slot(user_id)
         found, value = self.lookup(slot)
         if found:
             return None, value
-        op = Op(STEP_RUN, slot, name=user_id)
+        given = self.inputs.get(slot.hashed)
+        if given is not None:
+            args = tuple(given)
+        op = Op(STEP_RUN, slot, name=user_id, opts=_input_opts(args))
         self.gate(op)
-        return op, None
+        return op, args
 
     def gate(self, op: Op) -> None:
         """Return only when a step.run should execute in this request; otherwise raise."""

@@ -70,9 +70,10 @@ class Step:
         return self._state.calls.track(step_id, self._run(step_id, fn, *args))
 
     async def _run(self, step_id: str, fn: Callable[..., Any], *args: Any) -> Any:
-        op, memo = self._state.begin_run(step_id)
+        op, found = self._state.begin_run(step_id, args)
         if op is None:
-            return memo
+            return found
+        args = found  # as given, or as a rerun from this step replaced them
         self._state.executing = True
         try:
             result = fn(*args)
@@ -163,9 +164,10 @@ class StepSync:
         self.ai = AISync(state)
 
     def run(self, step_id: str, fn: Callable[..., T], *args: Any) -> T:
-        op, memo = self._state.begin_run(step_id)
+        op, found = self._state.begin_run(step_id, args)
         if op is None:
-            return memo  # type: ignore[no-any-return]
+            return found  # type: ignore[no-any-return]
+        args = found  # as given, or as a rerun from this step replaced them
         self._state.executing = True
         try:
             result = fn(*args)

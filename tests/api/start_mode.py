@@ -6,8 +6,10 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from weir.platform.settings import Settings
 
-SIGNING_KEY = "signkey-prod-" + "ab" * 32
-TOKEN = "admin-token-1234567890"
+# strong enough for `weir start` (security/strength.py), as a real deployment's must be
+SIGNING_KEY = "signkey-prod-" + "0e4f8a2c6b1d9e3f7a5c" * 3 + "1b2d"
+EVENT_KEY = "9a3f1e7c5b2d8046e1f3a5c7b9d2e4f6"
+TOKEN = "Lh4tQ8zX2mVn6pRw9sKy3bJd"
 USER, PASSWORD = "ops", "correct horse battery staple"
 
 
@@ -16,7 +18,7 @@ def start_settings(tmp_path: Path, **extra: object) -> Settings:
         database_url=f"sqlite:///{tmp_path}/weir.db",
         sqlite_synchronous="OFF",
         dev=False,
-        event_keys=("evkey",),
+        event_keys=(EVENT_KEY,),
         signing_keys=(SIGNING_KEY,),
         admin_token=TOKEN,
         admin_user=USER,

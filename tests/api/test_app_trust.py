@@ -80,7 +80,54 @@ async def replay(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> 
     await w.drain()
 
 
+def signed_bytes(status: int, value: Any) -> bytes:
+    """An answer as the official SDK signs it: over the body and the time, nothing else."""
+    body = json.dumps(value).encode()
+    signature = sign(body, SIGNING_KEY, int(time.time()))
+    return head(status, len(body), {"x-inngest-signature": signature}) + body
+
+
+def planned(step_id: str) -> dict[str, Any]:
+    return {"op": "StepPlanned", "id": step_id, "name": step_id, "displayName": step_id}
+
+
+def step_done(step_id: str) -> dict[str, Any]:
+    return {"op": "StepRun", "id": step_id, "name": step_id, "displayName": step_id, "data": 1}
+
+
+async def replay_step(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+    """Answers every request with its first, signed answer: the step `one` done, again and
+    again, though the later requests carry `one` as done."""
+    if "replay_step" not in app.saved:
+        app.saved["replay_step"] = signed_bytes(206, [step_done("one")])
+    w.write(app.saved["replay_step"])
+    await w.drain()
+
+
+def parallel(replayed: bool) -> Handler:
+    """Plans p1 and p2, then answers the targeted requests: each for its own step, or (when
+    `replayed`) every one with the first targeted answer it sent."""
+
+    async def mode(w: asyncio.StreamWriter, req: dict[str, Any], app: EvilApp) -> None:
+        target = req["ctx"]["step_id"]
+        done = set(req["steps"])
+        if target == "step":
+            todo = [planned(s) for s in ("p1", "p2") if s not in done]
+            w.write(signed_bytes(206, todo) if todo else signed_bytes(200, {"ok": True}))
+        elif replayed:
+            app.saved.setdefault("first", signed_bytes(206, [step_done(target)]))
+            w.write(app.saved["first"])
+        else:
+            w.write(signed_bytes(206, [step_done(target)]))
+        await w.drain()
+
+    return mode
+
+
 MODES: dict[str, Handler] = {
+    "replay_step": replay_step,
+    "parallel_replayed": parallel(replayed=True),
+    "parallel_honest": parallel(replayed=False),
     "redirect": redirect,
     "trap": trap,
     "hang": hang,
@@ -250,3 +297,25 @@ def test_an_answer_replayed_for_another_run_is_refused(signed: Weir) -> None:
     assert first["status"] == "Completed" and first["output"] == {"run": first["run_id"]}
     message = failed_with(signed.run_of("replay"), "InvalidSignature")
     assert "X-Weir-Signature" in message
+
+
+# An official-SDK answer is signed over its body and time only: what Weir can still bind.
+
+
+def test_an_unbound_answer_reporting_a_step_already_done_is_refused(signed: Weir) -> None:
+    register(signed, "evil", "replay_step")
+    message = failed_with(signed.run_of("replay_step", timeout=20), "ReplayedAnswer")
+    assert "'one'" in message and "carried as done" in message
+    assert signed.evil.calls["replay_step"] == 2  # the genuine answer, then the replay
+
+
+def test_an_unbound_answer_for_another_targeted_step_is_refused(signed: Weir) -> None:
+    register(signed, "evil", "parallel_replayed")
+    message = failed_with(signed.run_of("parallel_replayed", timeout=20), "ReplayedAnswer")
+    assert "but the request targeted step" in message
+
+
+def test_unbound_answers_for_their_own_requests_are_accepted(signed: Weir) -> None:
+    register(signed, "evil", "parallel_honest")
+    run = signed.run_of("parallel_honest", timeout=20)
+    assert run["status"] == "Completed" and run["output"] == {"ok": True}, run["output"]

@@ -16,6 +16,7 @@ from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function, sync_body
 from tests.api.start_mode import (
+    EVENT_KEY,
     PASSWORD,
     SIGNING_KEY,
     TOKEN,
@@ -125,7 +126,7 @@ def test_the_event_api_refuses_unknown_keys_and_takes_known_ones(secured: TestCl
     refused = secured.post("/e/wrong", json={"name": "t/e"})
     assert refused.status_code == 401
     assert refused.json()["error"] == "Event key not found"
-    assert secured.post("/e/evkey", json={"name": "t/e"}).status_code == 200
+    assert secured.post(f"/e/{EVENT_KEY}", json={"name": "t/e"}).status_code == 200
 
 
 def test_a_ui_page_redirects_to_the_login_which_sets_a_safe_session_cookie(

@@ -12,6 +12,7 @@ from weir.platform.api.events import MAX_BODY
 from weir.platform.api.gql import MAX_QUERY_BYTES
 from weir.platform.api.register import MAX_REGISTER_BYTES
 from weir.platform.executor import app_hosts
+from weir.platform.security.budget import CAPS, BodyClass
 from weir.platform.settings import Settings
 
 from tests.api.helpers import LOCAL, function, sync_body
@@ -127,3 +128,17 @@ def test_refused_urls(url: str, why: str) -> None:
 )
 def test_odd_register_payloads_have_no_urls_to_refuse(payload: object) -> None:
     assert app_hosts.sync_problems(payload, ("127.0.0.1",)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "cap"), [("/login", CAPS[BodyClass.LOGIN]), ("/events/send", CAPS[BodyClass.FORM])]
+)
+def test_a_form_past_its_class_cap_is_refused_saying_so(
+    client: TestClient, path: str, cap: int
+) -> None:
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    declared = client.post(path, content=b"a=b", headers=form | {"content-length": str(cap + 1)})
+    streamed = client.post(path, content=chunks(cap + 1, 4096), headers=form)
+    for resp in (declared, streamed):
+        assert resp.status_code == 413
+        assert f"larger than the {cap} bytes Weir accepts here" in resp.json()["error"]

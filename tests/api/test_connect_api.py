@@ -3,6 +3,7 @@ official SDK's own protobuf classes: the handshake, what is refused and why, hea
 leases and replies no call waits for. (Calls carried end to end by a real SDK worker are in
 tests/integration/test_connect.py.)"""
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -12,9 +13,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from inngest.connect._internal import connect_pb2 as pb
-from starlette.testclient import WebSocketTestSession
+from starlette.testclient import WebSocketDenialResponse, WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 from weir.app import create_app
+from weir.platform.connect.wire import MAX_FIELDS
 from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.signing import bearer_hash
 from weir.platform.executor.sync_request import request_sync
@@ -44,6 +46,11 @@ def start(client: TestClient, **headers: str) -> pb.StartResponse:
     parsed = pb.StartResponse()
     parsed.ParseFromString(resp.content)
     return parsed
+
+
+def gateway_path(session: pb.StartResponse) -> str:
+    """Where the start told the worker to open its socket (the session in the query)."""
+    return session.gateway_endpoint
 
 
 def message(kind: int, payload: Any = None) -> bytes:
@@ -78,7 +85,9 @@ def connect_function(fn_id: str) -> dict[str, Any]:
 
 def test_start_hands_out_a_session_and_the_gateway_address(client: TestClient) -> None:
     session = start(client)
-    assert session.gateway_endpoint == "ws://localhost/v0/connect/gateway"
+    assert session.gateway_endpoint == (
+        f"ws://localhost/v0/connect/gateway?session={session.session_token}"
+    )
     assert session.connection_id and session.session_token
     assert start(client).session_token != session.session_token
 
@@ -91,7 +100,7 @@ def test_a_start_request_that_is_not_protobuf_is_refused(client: TestClient) -> 
 
 def test_a_worker_connects_syncs_and_is_answered(client: TestClient) -> None:
     session = start(client)
-    with client.websocket_connect("/v0/connect/gateway", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(gateway_path(session), subprotocols=[PROTOCOL]) as ws:
         assert ws.accepted_subprotocol == PROTOCOL
         assert receive(ws).kind == KIND.GATEWAY_HELLO
         ws.send_bytes(hello(session, [connect_function("job")]))
@@ -134,39 +143,55 @@ def _closed(ws: WebSocketTestSession) -> WebSocketDisconnect:
 
 def test_a_session_token_is_good_for_one_socket(client: TestClient) -> None:
     session = start(client)
-    with client.websocket_connect("/v0/connect/gateway") as ws:
+    with client.websocket_connect(gateway_path(session)) as ws:
         receive(ws)
         ws.send_bytes(hello(session, [connect_function("job")]))
         assert receive(ws).kind == KIND.GATEWAY_CONNECTION_READY
-    with client.websocket_connect("/v0/connect/gateway") as ws:
-        receive(ws)
-        ws.send_bytes(hello(session, [connect_function("job")]))
-        closed = _closed(ws)
-    assert closed.code == 1008
-    assert "unknown or expired session" in closed.reason
+    with pytest.raises(WebSocketDenialResponse) as refused:
+        client.websocket_connect(gateway_path(session)).__enter__()
+    assert refused.value.status_code == 401
+    assert "call /v0/connect/start first" in refused.value.json()["error"]
 
 
-def test_a_socket_without_a_session_is_refused(client: TestClient) -> None:
-    forged = pb.StartResponse(connection_id="c", session_token="made-up")
-    with client.websocket_connect("/v0/connect/gateway") as ws:
+@pytest.mark.parametrize("query", ["", "?session=made-up"])
+def test_a_socket_without_a_session_is_refused_before_any_frame(
+    client: TestClient, query: str
+) -> None:
+    with pytest.raises(WebSocketDenialResponse) as refused:
+        client.websocket_connect(f"ws://localhost/v0/connect/gateway{query}").__enter__()
+    assert refused.value.status_code == 401
+    assert "call /v0/connect/start first" in refused.value.json()["error"]
+
+
+def test_the_first_message_must_name_the_socket_s_session(client: TestClient) -> None:
+    session, other = start(client), start(client)
+    with client.websocket_connect(gateway_path(session)) as ws:
         receive(ws)
-        ws.send_bytes(hello(forged, [connect_function("job")]))
+        ws.send_bytes(hello(other, [connect_function("job")]))
         closed = _closed(ws)
-    assert closed.code == 1008 and "call /v0/connect/start first" in closed.reason
+    assert closed.code == 1008 and "another session" in closed.reason
 
 
 def test_the_first_message_must_be_worker_connect(client: TestClient) -> None:
-    with client.websocket_connect("/v0/connect/gateway") as ws:
+    with client.websocket_connect(gateway_path(start(client))) as ws:
         receive(ws)
         ws.send_bytes(message(KIND.WORKER_HEARTBEAT))
         closed = _closed(ws)
     assert closed.code == 1002 and "expected WORKER_CONNECT" in closed.reason
 
 
+def test_a_message_of_too_many_fields_is_refused_unparsed(client: TestClient) -> None:
+    with client.websocket_connect(gateway_path(start(client))) as ws:
+        receive(ws)
+        ws.send_bytes(b"\x08\x01" * (MAX_FIELDS + 1))
+        closed = _closed(ws)
+    assert closed.code == 1002 and f"more than {MAX_FIELDS} fields" in closed.reason
+
+
 def test_an_invalid_function_fails_the_sync_saying_why(client: TestClient) -> None:
     session = start(client)
     bad = connect_function("job") | {"triggers": []}
-    with client.websocket_connect("/v0/connect/gateway") as ws:
+    with client.websocket_connect(gateway_path(session)) as ws:
         receive(ws)
         ws.send_bytes(hello(session, [bad]))
         failed = receive(ws)
@@ -203,11 +228,15 @@ async def test_asking_a_connect_app_to_sync_says_how_it_syncs() -> None:
     assert error is not None and "restart the worker" in error
 
 
-def _ready_worker(client: TestClient, ws: WebSocketTestSession, *fn_ids: str) -> None:
+@contextlib.contextmanager
+def ready_worker(client: TestClient, *fn_ids: str) -> Iterator[WebSocketTestSession]:
+    """A worker's socket, past the handshake, serving `fn_ids`."""
     session = start(client)
-    receive(ws)
-    ws.send_bytes(hello(session, [connect_function(fn_id) for fn_id in fn_ids]))
-    assert receive(ws).kind == KIND.GATEWAY_CONNECTION_READY
+    with client.websocket_connect(gateway_path(session)) as ws:
+        receive(ws)
+        ws.send_bytes(hello(session, [connect_function(fn_id) for fn_id in fn_ids]))
+        assert receive(ws).kind == KIND.GATEWAY_CONNECTION_READY
+        yield ws
 
 
 def _next_request(ws: WebSocketTestSession) -> pb.GatewayExecutorRequestData:
@@ -230,8 +259,7 @@ def _run(client: TestClient, event_id: str) -> dict[str, Any]:
 
 
 def test_a_call_goes_down_the_socket_and_its_reply_ends_the_run(client: TestClient) -> None:
-    with client.websocket_connect("/v0/connect/gateway") as ws:
-        _ready_worker(client, ws, "job")
+    with ready_worker(client, "job") as ws:
         event_id = client.post("/e/key", json={"name": "t/e", "data": {"n": 3}}).json()["ids"][0]
         request = _next_request(ws)
         assert (request.app_name, request.function_slug, request.step_id) == (
@@ -276,8 +304,7 @@ def test_a_call_goes_down_the_socket_and_its_reply_ends_the_run(client: TestClie
 
 
 def test_a_no_retry_error_reply_fails_the_run_at_once(client: TestClient) -> None:
-    with client.websocket_connect("/v0/connect/gateway") as ws:
-        _ready_worker(client, ws, "job")
+    with ready_worker(client, "job") as ws:
         event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
         request = _next_request(ws)
         ws.send_bytes(
@@ -300,12 +327,7 @@ def test_a_no_retry_error_reply_fails_the_run_at_once(client: TestClient) -> Non
 def test_a_worker_that_acknowledges_nothing_is_closed_and_the_call_goes_elsewhere(
     client: TestClient,
 ) -> None:
-    with (
-        client.websocket_connect("/v0/connect/gateway") as mute,
-        client.websocket_connect("/v0/connect/gateway") as good,
-    ):
-        _ready_worker(client, mute, "job")
-        _ready_worker(client, good, "job")
+    with ready_worker(client, "job") as mute, ready_worker(client, "job") as good:
         event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
         first = _next_request(mute)  # the first worker connected gets it, and stays silent
         closed = _closed(mute)
@@ -324,8 +346,7 @@ def test_a_worker_that_acknowledges_nothing_is_closed_and_the_call_goes_elsewher
 
 
 def test_a_reply_flushed_over_http_answers_the_waiting_call(client: TestClient) -> None:
-    with client.websocket_connect("/v0/connect/gateway") as ws:
-        _ready_worker(client, ws, "job")
+    with ready_worker(client, "job") as ws:
         event_id = client.post("/e/key", json={"name": "t/e"}).json()["ids"][0]
         request = _next_request(ws)
         ack = pb.WorkerRequestAckData(request_id=request.request_id)

@@ -1,6 +1,7 @@
 """Hostile JSON at every door that takes it: refused once with a 4xx that names where the
 problem is and what is allowed, never a 500, and nothing stored that could not be served."""
 
+import base64
 import json
 from typing import Any
 
@@ -166,3 +167,53 @@ def test_an_expression_holding_a_nul_is_refused_at_sync(
     resp = client.post("/fn/register", json=sync_body(function("a") | options))
     assert resp.status_code == 400, resp.text
     assert "NUL character, which cannot be stored" in resp.json()["error"]
+
+
+# -- deep or out-of-range input on the acting and paging routes ---------------------------------
+
+# Past the JSON parser's recursion limit, yet small enough for a URL.
+DEEP_CURSOR = base64.urlsafe_b64encode(b"[" * 5_000 + b"]" * 5_000).decode().rstrip("=")
+
+
+def test_deep_json_on_capacity_set_and_reset_is_a_400(client: TestClient) -> None:
+    for action in ("set", "reset"):
+        deep = b"[" * 10_000 + b"]" * 10_000  # past the parser, within the body cap
+        resp = client.post(f"/v1/capacity/any/{action}", content=deep, headers=JSON)
+        assert resp.status_code == 400, resp.text
+        assert "not valid JSON" in resp.json()["error"]
+
+
+def test_a_deep_cursor_on_the_lanes_listing_and_a_lanes_members_is_a_400(
+    client: TestClient,
+) -> None:
+    laned = function("pay", weir={"lane": {"key": "event.data.c"}})
+    resp = client.post("/fn/register", json=sync_body(laned))
+    assert resp.status_code == 200, resp.text
+    client.post("/e/key", json=[{"name": "t/e", "data": {"c": "acme"}}] * 2)
+    listing = client.get("/v1/lanes", params={"cursor": DEEP_CURSOR})
+    assert listing.status_code == 400, listing.text
+    assert "cursor is not one this listing gave" in listing.json()["error"]
+    [lane] = client.get("/v1/lanes").json()["data"]
+    members = client.get(f"/v1/lanes/{lane['lane']}/members", params={"cursor": DEEP_CURSOR})
+    assert members.status_code == 400, members.text
+    assert "cursor is not one this listing gave" in members.json()["error"]
+
+
+@pytest.mark.parametrize("field", ["queued_after", "queued_before"])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**64 + 1])
+def test_bulk_cancel_times_past_the_stores_integers_are_a_400(
+    client: TestClient, field: str, value: int
+) -> None:
+    resp = client.post("/v1/runs/cancel", content=f'{{"{field}": {value}}}', headers=JSON)
+    assert resp.status_code == 400, resp.text
+    assert f"{field} must be Unix milliseconds" in resp.json()["error"]
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64 + 1, -(2**63) - 1])
+def test_a_simulated_ts_past_the_stores_integers_is_a_400(client: TestClient, value: int) -> None:
+    resp = client.post("/fn/register", json=sync_body(function("sim")))
+    assert resp.status_code == 200, resp.text
+    body = f'{{"events": [{{"at_ms": 0, "ts_ms": {value}}}]}}'
+    resp = client.post("/v1/functions/app-sim/simulate", content=body, headers=JSON)
+    assert resp.status_code == 400, resp.text
+    assert "events[0].ts_ms" in resp.json()["error"]

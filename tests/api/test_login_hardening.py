@@ -1,7 +1,9 @@
-"""Start mode's logins resist guessing and end for real: failed Basic, Bearer and form logins
-back off per client and per user (429 + Retry-After, even for the right password while it
-lasts); logout revokes the session on the server, across a restart; credentials that are not
-ASCII are refused like any wrong ones, never with a 500."""
+"""Start mode's logins resist guessing and end for real: failed Basic and form logins back off
+per (user, client address) and per address (429 + Retry-After, even for the right password
+from that address while it lasts), never per user alone, and a valid admin token is never
+locked out; wrong event keys and signing keys back off per address; logout revokes the session
+on the server, across a restart; credentials that are not ASCII are refused like any wrong
+ones, never with a 500."""
 
 import time
 from collections.abc import Iterator
@@ -14,7 +16,16 @@ from weir.app import create_app
 from weir.platform.security import lockout, sessions
 
 from tests.api.helpers import LOCAL
-from tests.api.start_mode import PASSWORD, TOKEN, USER, csrf_of, login, start_settings
+from tests.api.start_mode import (
+    EVENT_KEY,
+    PASSWORD,
+    SIGNING_KEY,
+    TOKEN,
+    USER,
+    csrf_of,
+    login,
+    start_settings,
+)
 
 
 class FakeClock:
@@ -74,14 +85,18 @@ def test_basic_guessing_backs_off_with_429_and_retry_after(
     assert secured.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 404
 
 
-def test_bearer_guessing_backs_off_too(secured: TestClient) -> None:
-    statuses = [
+def test_a_valid_admin_token_is_never_locked_out(secured: TestClient) -> None:
+    guess_basic(secured, 60)  # the user and the address are both locked by now
+    wrong = [
         secured.get("/v1/runs/x", headers={"authorization": f"Bearer g{i}"}).status_code
-        for i in range(8)
+        for i in range(30)
     ]
-    assert statuses[:5] == [401] * 5 and statuses[-1] == 429
+    assert set(wrong) == {401}  # a wrong token is a 401, never a lock a guesser could renew
+    assert secured.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 429
     ok = secured.get("/v1/runs/x", headers={"authorization": f"Bearer {TOKEN}"})
-    assert ok.status_code == 429 and "retry-after" in ok.headers
+    assert ok.status_code == 404, ok.text  # through auth: the run is simply not there
+    form = secured.post("/login", data={"user": "", "password": TOKEN})  # the form takes it too
+    assert form.status_code == 303
 
 
 def test_form_login_guessing_backs_off(secured: TestClient) -> None:
@@ -103,16 +118,58 @@ def test_the_lock_is_per_client(app: FastAPI, secured: TestClient) -> None:
     assert other.get("/v1/runs/x", auth=(USER, "one-wrong")).status_code == 401
 
 
-def test_a_user_guessed_at_from_many_addresses_backs_off(app: FastAPI) -> None:
-    statuses: list[int] = []
-    for n in range(30):  # 3 guesses each from 30 addresses: no client alone is locked
-        statuses += guess_basic(from_address(app, f"10.1.0.{n}"), 3)
-    assert statuses[:20] == [401] * 20
-    assert 429 in statuses[20:]
-    fresh = from_address(app, "10.2.0.1").get("/v1/runs/x", auth=(USER, PASSWORD))
-    assert fresh.status_code == 429
-    other_user = from_address(app, "10.2.0.2").get("/v1/runs/x", auth=("someone", "x"))
-    assert other_user.status_code == 401
+def test_guesses_from_elsewhere_never_lock_the_admin_out(app: FastAPI, secured: TestClient) -> None:
+    # `secured` runs the app's lifespan: the requests that pass auth reach a platform
+    attacker = from_address(app, "10.1.0.1")
+    statuses = guess_basic(attacker, 25)  # past the old per-user limit of 20
+    assert statuses[:5] == [401] * 5 and statuses[-1] == 429
+    for n in range(30):  # and 3 guesses each from 30 more addresses
+        guess_basic(from_address(app, f"10.1.1.{n}"), 3)
+    admin = from_address(app, "10.2.0.1")
+    assert admin.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 404
+    assert admin.post("/login", data={"user": USER, "password": PASSWORD}).status_code == 303
+    assert attacker.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 429
+
+
+def test_one_address_guessing_many_names_is_locked_for_all_of_them(
+    app: FastAPI, secured: TestClient
+) -> None:
+    # `secured` runs the app's lifespan: the requests that pass auth reach a platform
+    sprayer = from_address(app, "10.3.0.1")
+    statuses = [
+        sprayer.get("/v1/runs/x", auth=(f"user{i}", "guess")).status_code for i in range(60)
+    ]
+    assert statuses[:50] == [401] * 50 and statuses[-1] == 429  # lockout.ADDRESS.free
+    assert sprayer.get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 429
+    assert from_address(app, "10.3.0.2").get("/v1/runs/x", auth=(USER, PASSWORD)).status_code == 404
+
+
+def test_wrong_event_keys_back_off_per_address(app: FastAPI, secured: TestClient) -> None:
+    # `secured` runs the app's lifespan: the requests that pass auth reach a platform
+    guesser = from_address(app, "10.4.0.1")
+    statuses = [guesser.post(f"/e/guess{i}", json={"name": "t/e"}).status_code for i in range(30)]
+    free = lockout.KEYS.free
+    assert statuses[: free + 1] == [401] * (free + 1) and set(statuses[free + 1 :]) == {429}
+    locked = guesser.post(f"/e/{EVENT_KEY}", json={"name": "t/e"})
+    assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
+    assert locked.json()["error"].startswith("too many wrong event keys")
+    sender = from_address(app, "10.4.0.2")
+    assert sender.post(f"/e/{EVENT_KEY}", json={"name": "t/e"}).status_code == 200
+
+
+def test_wrong_signing_keys_back_off_per_address(app: FastAPI, secured: TestClient) -> None:
+    # `secured` runs the app's lifespan: the requests that pass auth reach a platform
+    guesser = from_address(app, "10.5.0.1")
+    statuses = [
+        guesser.get("/v0/runs/r/actions", headers={"authorization": f"Bearer k{i}"}).status_code
+        for i in range(30)
+    ]
+    free = lockout.KEYS.free
+    assert statuses[: free + 1] == [401] * (free + 1) and set(statuses[free + 1 :]) == {429}
+    right = {"authorization": f"Bearer {SIGNING_KEY}"}
+    assert guesser.get("/v0/runs/r/actions", headers=right).status_code == 429
+    app_side = from_address(app, "10.5.0.2").get("/v0/runs/r/actions", headers=right)
+    assert app_side.status_code == 404, app_side.text  # through auth: no such run
 
 
 def test_logout_revokes_the_session_even_across_a_restart(tmp_path: Path) -> None:
@@ -151,3 +208,15 @@ def test_a_non_ascii_csrf_token_is_refused_not_a_500(secured: TestClient) -> Non
 def test_non_ascii_authorization_is_a_401(secured: TestClient, value: bytes) -> None:
     resp = secured.get("/v1/runs/x", headers={"authorization": value})  # type: ignore[dict-item]
     assert resp.status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/events", "/runs", "/apps", "/ui/api/runs", "/v1/capacity"])
+def test_logged_in_pages_and_answers_are_never_stored_by_a_cache(
+    secured: TestClient, path: str
+) -> None:
+    login(secured)
+    resp = secured.get(path)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["cache-control"] == "no-store"
+    # the static files stay cacheable: they hold nothing of anyone's
+    assert "no-store" not in secured.get("/static/app.css").headers.get("cache-control", "")

@@ -146,8 +146,9 @@ def test_functions_and_apps_pages(page: Page, server: Server) -> None:
     expect(card).to_contain_text("event: ui/throttled")
     screenshot(page, "functions")
     page.goto(server.url + "/apps")
-    expect(page.locator("article", has_text="ui-test")).to_contain_text("Synced")
-    page.get_by_role("button", name="Sync again").click()
+    card = page.locator("article", has_text="ui-test")
+    expect(card).to_contain_text("Synced")
+    card.get_by_role("button", name="Sync again").click()
     expect(page.get_by_role("status").first).to_contain_text("Synced http://127.0.0.1")
     screenshot(page, "apps")
 

@@ -216,6 +216,31 @@ def test_attempts_are_numbered_per_step_and_never_restart(page: Page, server: Se
     assert backoffs == ["Retry backoff before attempt 2", "Retry backoff before attempt 3"]
 
 
+def test_a_failed_run_shows_each_stack_once_backoffs_as_waits_and_attempts_in_order(
+    page: Page, server: Server
+) -> None:
+    # issue 36 item 7: three attempts fail alike, then the function raises the step's error
+    run_id = server.run_of(server.send("ui/give-up", {}))
+    until(lambda: _run(server, run_id)["status"] == "Failed", "the run that gives up")
+    page.goto(f"{server.url}/runs/{run_id}")
+    labels = page.locator("#waterfall .bar-name").all_inner_texts()
+    calls = [label for label in labels if label.startswith("Call") and " attempt " in label]
+    numbers = [int(label.rsplit(" ", 1)[1]) for label in calls]
+    assert numbers == sorted(numbers) and numbers[-1] == 3, labels  # never back to 1
+    backoffs = page.locator("#waterfall li.k-backoff")
+    expect(backoffs).to_have_count(2)
+    for row in backoffs.all():
+        expect(row.locator(".badge")).to_have_text("Waited")
+    errors = page.locator(".error-box", has_text="RuntimeError: the ledger is closed")
+    assert errors.count() >= 5  # each attempt, the step, the function's call, the run
+    expect(page.locator("pre.stack", has_text="the ledger is closed")).to_have_count(1)
+    first = page.locator("pre.stack").first.get_attribute("id")
+    refs = page.locator(".stack-ref a")
+    expect(refs).to_have_count(errors.count() - 1)
+    assert {refs.nth(i).get_attribute("href") for i in range(refs.count())} == {f"#{first}"}
+    screenshot(page, "run-failed")
+
+
 # -- 4. errors with stacks, every attempt kept; JSON viewers with copy -------------------------
 def test_every_attempt_keeps_its_error_and_stack_with_a_copy_button(
     page: Page, server: Server

@@ -43,6 +43,21 @@ async def fail(ctx: Context) -> None:
     await ctx.step.run("call-upstream", _explode)
 
 
+@client.function("shout", name="Shout", event="ui/shout", retries=0)
+async def shout(ctx: Context) -> str:
+    word = await ctx.step.run("pick", lambda: str(ctx.event.data.get("word", "hello")))
+    return await ctx.step.run("loud", str.upper, word)  # its argument is its input
+
+
+def _refuse() -> None:
+    raise RuntimeError("the ledger is closed")
+
+
+@client.function("give-up", name="Gives up", event="ui/give-up", retries=2)
+async def give_up(ctx: Context) -> None:
+    await ctx.step.run("post-ledger", _refuse)  # the same error on every attempt
+
+
 @client.function(
     "slow-lane",
     name="Throttled",

@@ -101,6 +101,8 @@ class WeirServer(Process):
     """`weir dev` on a free port: on its own SQLite file in `tmp`, or on `database_url` (a
     PostgreSQL that several servers may share; give each its own `name` for its log)."""
 
+    event_key = "test"  # any key does for weir dev; weir start's must be strong (START_*)
+
     def __init__(
         self, tmp: Path, *extra: str, database_url: str | None = None, name: str = "weir"
     ) -> None:
@@ -130,7 +132,7 @@ class WeirServer(Process):
 
     def send(self, name: str, data: dict[str, Any] | None = None, **fields: Any) -> str:
         body = {"name": name, "data": data or {}, **fields}
-        resp = httpx.post(f"{self.url}/e/test", json=body)
+        resp = httpx.post(f"{self.url}/e/{self.event_key}", json=body)
         assert resp.status_code == 200, resp.text
         ids: list[str] = resp.json()["ids"]
         return ids[0]
@@ -140,7 +142,7 @@ class WeirServer(Process):
         return data
 
     def send_many(self, events: list[dict[str, Any]]) -> list[str]:
-        resp = httpx.post(f"{self.url}/e/test", json=events)
+        resp = httpx.post(f"{self.url}/e/{self.event_key}", json=events)
         assert resp.status_code == 200, resp.text
         ids: list[str] = resp.json()["ids"]
         return ids
@@ -165,6 +167,12 @@ class WeirServer(Process):
 
         result: dict[str, Any] = wait_until(ended, timeout)
         return result
+
+
+# Secrets strong enough for `weir start` (platform/security/strength.py), for its tests
+START_SIGNING_KEY = "signkey-prod-93359d0e78bcca1959327bf09ef8512c33ed63558c745065600a5372e60b4fec"
+START_OTHER_KEY = "signkey-prod-7e2232662a035cdf3e5ba52acb667a5db79e9cb4c6687af911ace55a36d020f0"
+START_EVENT_KEY = "7c2e9f4a1b8d3065e7f1a9c2b4d6e8f0"
 
 
 class AppServer(Process):

@@ -3,10 +3,11 @@ for an app on the official SDK and one on weir.sdk, against a local fake LLM."""
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from tests.integration.fake_llm import FakeLLM
-from tests.integration.harness import AppServer, WeirServer
+from tests.integration.harness import AppServer, WeirServer, wait_until
 
 AI_APPS = {"weir": "tests.integration.apps.weir_ai", "inngest": "tests.integration.apps.inngest_ai"}
 
@@ -118,10 +119,33 @@ def test_the_ai_step_is_a_timeline_span_and_a_saved_step(
     run = weir.finished_run(weir.send("ai/openai"))
     (span,) = [h for h in run["history"] if h["kind"] == "ai"]
     assert span["status"] == "COMPLETED" and span["ended_at"] >= span["started_at"]
+    # the request body is kept as the step's input (what a rerun from this step may replace)
     assert span["detail"] == {
         "url": f"{llm.url}/openai/v1/chat/completions",
         "format": "openai-chat",
+        "input": [
+            {"model": "gpt-x", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16}
+        ],
     }
     assert "sk-openai" not in str(run)  # the key is never shown
     (step,) = [s for s in run["steps"] if s["name"] == "ask"]
     assert step["op"] == "AIGateway", step
+
+
+def test_a_rerun_from_the_ai_step_sends_the_new_request_body(
+    weir: WeirServer, ai_app: AppServer, llm: FakeLLM
+) -> None:
+    # The step's input is the body Weir sends: a rerun from it may replace it, on both SDKs
+    run = weir.finished_run(weir.send("ai/anthropic"))
+    assert run["status"] == "Completed", run
+    body = {"model": "claude-y", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    before = len(llm.to("anthropic"))
+    answer = httpx.post(
+        f"{weir.url}/v1/runs/{run['run_id']}/rerun", json={"from_step": "ask", "input": [body]}
+    )
+    assert answer.status_code == 200, answer.text
+    new_id = answer.json()["data"]["run_id"]
+    again = wait_until(lambda: weir.run(new_id)["status"] == "Completed" and weir.run(new_id))
+    [call] = _calls(llm, "anthropic", before)
+    assert call["body"] == body
+    assert again["output"]["answer"]["echo"] == body and again["output"]["after"] == "ran after"

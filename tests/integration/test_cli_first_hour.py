@@ -132,7 +132,7 @@ def test_weir_sync_adds_an_app_to_a_running_weir(running: WeirServer, tmp_path: 
     try:
         out = weir_cli("sync", app.url, "--base-url", running.url)
         assert out.returncode == 0, out.stderr
-        assert f"Synced {app.url}." in out.stdout
+        assert f"Synced {app.url} (app synced)." in out.stdout
         ids = running.send("t/steps", {"x": 1})
         assert running.finished_run(ids)["status"] == "Completed"
     finally:

@@ -17,7 +17,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.harness import Process, WeirServer, wait_until
+from tests.integration.harness import (
+    START_EVENT_KEY,
+    START_OTHER_KEY,
+    START_SIGNING_KEY,
+    Process,
+    WeirServer,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 WORKER = "tests.integration.apps.inngest_connect"
@@ -207,18 +214,21 @@ def test_a_worker_restart_mid_run_loses_and_doubles_no_step(tmp_path: Path) -> N
     assert starts == {0: 1, 1: 1, 2: 1, 3: 1}  # both workers write the same journal
 
 
-KEY = "signkey-prod-" + "4a" * 32
-OTHER = "signkey-prod-" + "77" * 32
+KEY = START_SIGNING_KEY
+OTHER = START_OTHER_KEY
 TOKEN = "integration-admin-token"
 ADMIN = {"authorization": f"Bearer {TOKEN}"}
 
 
 class StartedWeir(Weir):
-    """`weir start`: the signing key, event key "test" and an admin token for the reads."""
+    """`weir start`: the signing key, a strong event key and an admin token for the reads."""
 
     def __init__(self, tmp: Path) -> None:
-        super().__init__(tmp, "--signing-key", KEY, "--event-key", "test", "--admin-token", TOKEN)
+        super().__init__(
+            tmp, "--signing-key", KEY, "--event-key", START_EVENT_KEY, "--admin-token", TOKEN
+        )
         self.args[self.args.index("dev")] = "start"
+        self.event_key = START_EVENT_KEY
 
     def runs(self, event_id: str) -> list[dict[str, Any]]:
         resp = httpx.get(f"{self.url}/v1/events/{event_id}/runs", headers=ADMIN)
@@ -233,9 +243,7 @@ class StartedWeir(Weir):
 
 def test_weir_start_admits_only_a_worker_holding_the_signing_key(tmp_path: Path) -> None:
     weir = StartedWeir(tmp_path)
-    impostor = ConnectWorker(
-        tmp_path, weir.url, "impostor", signing_key="signkey-prod-" + "77" * 32
-    )
+    impostor = ConnectWorker(tmp_path, weir.url, "impostor", signing_key=OTHER)
     worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
     try:
         weir.start()

@@ -47,6 +47,19 @@ def test_a_failing_step_shows_its_traceback_in_both_logs(weir: WeirServer, app: 
     assert "ValueError: card declined for o-9" in app_log
 
 
+def test_ctx_logger_info_shows_in_a_plain_uvicorn_app(weir: WeirServer, app: AppServer) -> None:
+    """The app configured no logging (uvicorn sets up only its own loggers): the SDK's rule
+    shows INFO lines of ctx.logger on stderr, once, with the function and run."""
+    run = weir.finished_run(weir.send("dbg/order.placed", {"order_id": "o-42"}))
+    assert run["status"] == "Completed"
+    app_log = wait_until(lambda: _has(app.log, "loaded order o-42"))
+    [line] = [line for line in app_log.splitlines() if "loaded order o-42" in line]
+    assert line == (
+        f"INFO weir.sdk.function: loaded order o-42 (function debugapp-process-order, "
+        f"run {run['run_id']})"
+    )
+
+
 def test_a_run_whose_app_is_gone_says_so(tmp: Path, weir: WeirServer) -> None:
     gone = AppServer(tmp, APP, "goneapp", weir.url)
     gone.start()

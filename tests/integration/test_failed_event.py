@@ -1,6 +1,7 @@
 """The `inngest/function.failed` event carries the error as Inngest's server builds it (its
-StandardError): `error` names the HTTP status of the failing call, and only `name`,
-`message` and `stack` follow; the run's own output keeps the error the SDK sent. The
+StandardError): `error` is "NonRetriableError" when the failing answer said not to retry
+(as both SDKs say once a step has failed for good), and only `name`, `message` and `stack`
+follow; the run's own output keeps the error the SDK sent. The
 `inngest/function.finished` event carries the trigger event as stored."""
 
 import json
@@ -19,7 +20,7 @@ def test_the_failed_event_error_has_inngests_shape(weir_server: WeirServer, app:
         lambda: [e for e in app.entries("on_failure") if e["run"] == run["run_id"]]
     )
     error = handled["error"]
-    assert error["error"] == "invalid status code: 500"
+    assert error["error"] == "NonRetriableError"  # the step failed for good: no retry
     assert set(error) <= {"error", "name", "message", "stack"}, error
     assert "doomed step" in error["message"]
     assert error["name"] == run["output"]["name"]

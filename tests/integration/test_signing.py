@@ -4,6 +4,7 @@ SDKs) verify it, and refuse a request signed with another key."""
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.integration.harness import SDKS, AppServer, WeirServer
@@ -40,3 +41,26 @@ def test_requests_signed_with_another_key_are_refused(tmp_path: Path, sdk: str) 
     assert run["steps"] == []
     assert run["output"]["name"] == "Unauthorized"
     assert "signing key" in run["output"]["message"]
+
+
+@pytest.mark.parametrize("sdk", sorted(SDKS))
+def test_numbers_reach_signed_apps_exactly_and_unsendable_ones_are_refused_at_ingest(
+    tmp_path: Path, sdk: str
+) -> None:
+    """1e20 used to be accepted and then fail the run (weir.sdk answered 401, blaming the
+    signing key): canonical JSON sends it as 21 digits, an integer past 2^53."""
+    weir = WeirServer(tmp_path, "--signing-key", KEY)
+    app = AppServer(tmp_path, SDKS[sdk], f"numbers{sdk}", weir.url, signing_key=KEY)
+    try:
+        weir.start()
+        app.start()
+        app.sync()
+        refused = httpx.post(f"{weir.url}/e/test", json={"name": "t/steps", "data": {"x": 1e20}})
+        assert refused.status_code == 400
+        assert refused.json()["error"].startswith("event 0: data.x is 1e+20")
+        for x, a in ((1e21, 1e21), (0.5, 1.5), (2**53 - 2, 2**53 - 1)):
+            run = weir.finished_run(weir.send("t/steps", {"x": x}))
+            assert (run["status"], run["output"]["a"]) == ("Completed", a)
+    finally:
+        app.stop()
+        weir.stop()

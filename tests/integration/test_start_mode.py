@@ -9,22 +9,32 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.harness import SDKS, AppServer, WeirServer
+from tests.integration.harness import (
+    SDKS,
+    START_EVENT_KEY,
+    START_OTHER_KEY,
+    START_SIGNING_KEY,
+    AppServer,
+    WeirServer,
+)
 
 pytestmark = pytest.mark.integration
-KEY = "signkey-prod-" + "4a" * 32
-OTHER = "signkey-prod-" + "77" * 32
+KEY = START_SIGNING_KEY
+OTHER = START_OTHER_KEY
 TOKEN = "integration-admin-token"
 ADMIN = {"authorization": f"Bearer {TOKEN}"}
 
 
 class StartedWeir(WeirServer):
-    """`weir start` with one event key ("test", as WeirServer.send uses), the signing key
-    and an admin token; the read API calls carry the token."""
+    """`weir start` with one event key (START_EVENT_KEY, which WeirServer.send uses), the
+    signing key and an admin token; the read API calls carry the token."""
 
     def __init__(self, tmp: Path) -> None:
-        super().__init__(tmp, "--signing-key", KEY, "--event-key", "test", "--admin-token", TOKEN)
+        super().__init__(
+            tmp, "--signing-key", KEY, "--event-key", START_EVENT_KEY, "--admin-token", TOKEN
+        )
         self.args[self.args.index("dev")] = "start"
+        self.event_key = START_EVENT_KEY
 
     def runs(self, event_id: str) -> list[dict[str, Any]]:
         resp = httpx.get(f"{self.url}/v1/events/{event_id}/runs", headers=ADMIN)

@@ -5,7 +5,7 @@ when one of its calls ends, the next of its items starts."""
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any
 
@@ -16,7 +16,7 @@ from weir.platform.store import queue as q
 
 from tests.support.store_kit import Store
 
-APPS = {"fa": "A", "fb": "B", "fc": "C"}
+APPS = {"fa": "A", "fb": "B", "fc": "C", "fm1": "M", "fm2": "M"}  # M: two functions
 
 
 def exec_item(function_id: str, lane: str | None = None) -> q.NewItem:
@@ -32,7 +32,7 @@ def functions_of(app: str) -> list[str]:
     return [fn for fn, owner in APPS.items() if owner == app]
 
 
-def capped(db: Any, handle: Any, workers: int, per_app: int) -> Scheduler:
+def capped(db: Any, handle: Any, workers: int, per_app: int, per_function: int = 0) -> Scheduler:
     """A scheduler over the store whose items' apps are APPS, with a per-app cap."""
     return Scheduler(
         db,
@@ -43,6 +43,7 @@ def capped(db: Any, handle: Any, workers: int, per_app: int) -> Scheduler:
         app_of=app_of,
         functions_of=functions_of,
         per_app=per_app,
+        per_function=per_function,
     )
 
 
@@ -120,11 +121,20 @@ async def test_a_claim_takes_no_more_of_an_app_than_it_may_call(
 
     claims = counted_claims(monkeypatch)
     async with running(capped(store.db, handle, workers=8, per_app=2)):
+        await _until(lambda: sum(claims) >= 2)  # on a loaded machine the first claim may lag
         await asyncio.sleep(0.3)
         assert sum(claims) == 2, claims  # two claimed and started, none handed back
         hang.set()
-        await asyncio.sleep(0.5)
+        await _until(lambda: sum(claims) >= 6)
         assert sum(claims) == 6, claims
+
+
+async def _until(done: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Returns once `done()` holds, or at the deadline (the caller's assertion then says)."""
+    for _ in range(int(timeout_s / 0.02)):  # polled: the counts come from patched claims
+        if done():
+            return
+        await asyncio.sleep(0.02)
 
 
 async def test_an_app_at_its_cap_has_none_of_its_many_lanes_claimed_and_handed_back(
@@ -313,3 +323,38 @@ async def test_a_scheduler_waiting_on_an_offers_room_is_woken_when_it_is_release
     stop.set()
     scheduler.wake()
     await asyncio.wait_for(task, 5)
+
+
+async def test_one_function_holds_at_most_its_share_of_its_apps_calls(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of app M's four calls, its function fm1 holds three while they hang: fm2, queued
+    behind all of fm1's items, still gets the fourth, and nothing of fm1's is claimed past
+    its share only to be handed back."""
+    for i in range(8):
+        store.write(partial(q.enqueue, item=exec_item("fm1", lane=f"key-{i}")))
+    store.write(partial(q.enqueue, item=exec_item("fm2")))
+    hang, handled, handed_back = asyncio.Event(), [], []
+    real_hand_back = q.hand_back
+
+    def counting_hand_back(conn: Any, items: list[q.Claimed], now: int) -> int:
+        handed_back.extend(items)
+        return real_hand_back(conn, items, now)
+
+    async def handle(item: q.Claimed) -> None:
+        handled.append(item.function_id)
+        if item.function_id == "fm1":
+            await hang.wait()
+
+    scheduler = capped(store.db, handle, workers=8, per_app=4, per_function=3)
+    monkeypatch.setattr(q, "hand_back", counting_hand_back)
+    async with running(scheduler):
+        await asyncio.sleep(0.3)
+        for _ in range(5):  # wake-ups claim again: still nothing past the share
+            scheduler.wake()
+            await asyncio.sleep(0.02)
+        assert sorted(handled) == ["fm1", "fm1", "fm1", "fm2"]
+        assert handed_back == []
+        hang.set()
+        await asyncio.sleep(0.5)
+        assert handled.count("fm1") == 8

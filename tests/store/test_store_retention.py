@@ -5,12 +5,15 @@ import asyncio
 
 from sqlalchemy import Connection
 from weir.platform.foundation.vocabulary import ENDED, RunStatus
-from weir.platform.runtime.retention import Retention
+from weir.platform.functions import Batching, Debounce
+from weir.platform.runtime.retention import Retention, window_problems
 from weir.platform.store import retention
+from weir.platform.store.flow import gate_state
 from weir.platform.store.records import events as event_records
 from weir.platform.store.records import runs as run_records
 from weir.platform.store.records import steps as step_records
 
+from tests.support.flow_harness import config
 from tests.support.store_kit import Store
 
 DAY = 24 * 3600 * 1000
@@ -130,3 +133,41 @@ def test_the_loop_ends_when_stopped(store: Store) -> None:
         await asyncio.wait_for(task, 10)
 
     asyncio.run(run_then_stop())
+
+
+def test_events_an_open_batch_or_debounce_window_holds_are_kept(store: Store) -> None:
+    for event_id in ("e-batched-1", "e-batched-2", "e-debounced", "e-loose"):
+        add_event(store, event_id, OLD)
+    store.write(
+        lambda c: gate_state.save(
+            c, "batch", "k1", {"batch_id": "b1", "event_ids": ["e-batched-1", "e-batched-2"]}, None
+        )
+    )
+    store.write(lambda c: gate_state.save(c, "debounce", "k2", {"event_id": "e-debounced"}, None))
+    held = store.read(retention.held_by_gates)
+    assert held == {"e-batched-1", "e-batched-2", "e-debounced"}
+    # the held ones are the oldest: a batch of one still reaches the loose event behind them
+    assert store.write(lambda c: retention.delete_old_events(c, CUTOFF, 1, held)) == 1
+    assert count(store, "events", "id", "e-loose") == 0
+    for event_id in held:
+        assert count(store, "events", "id", event_id) == 1
+    assert store.write(lambda c: retention.delete_old_events(c, CUTOFF, 1, held)) == 0
+
+
+def test_the_sweep_keeps_what_gates_hold(store: Store) -> None:
+    add_event(store, "e-held", OLD)
+    store.write(lambda c: gate_state.save(c, "debounce", "k", {"event_id": "e-held"}, None))
+    assert asyncio.run(Retention(store.db, FakeClock(NOW), keep_ms=30 * DAY).step()) == 0
+    assert count(store, "events", "id", "e-held") == 1
+
+
+def test_a_retention_shorter_than_a_declared_window_is_named() -> None:
+    fn = config("slow", batching=Batching(max_size=2, timeout_ms=2 * DAY))
+    debounced = config("calm", debounce=Debounce(period_ms=DAY, timeout_ms=3 * DAY))
+    problems = [str(p) for p in window_problems([fn, debounced], keep_ms=2 * DAY)]
+    assert problems == [
+        "function 'calm', option 'debounce.timeout': 3d is longer than this Weir's retention "
+        "of 2d (--retention): the window's events would outlive it; shorten the window, or "
+        "give Weir a retention of at least 3d"
+    ]
+    assert window_problems([fn, debounced], keep_ms=0) == []

@@ -10,8 +10,8 @@ from fastapi.responses import RedirectResponse, Response
 from weir.platform.api import actions as app_actions
 from weir.platform.api.deps import platform
 from weir.platform.ingest.validate import EventError
-from weir.platform.reads import events
-from weir.platform.runtime.rerun import RerunError
+from weir.platform.reads import events, runs
+from weir.platform.runtime.rerun import RerunError, RerunInputError, step_input_text
 from weir.platform.service import Platform
 from weir.web import data
 from weir.web.forms.login import protect_form
@@ -50,14 +50,32 @@ async def cancel(
 
 @router.post("/runs/{run_id}/rerun", dependencies=[Depends(protect_form)])
 async def rerun_run(
-    run_id: str, from_step: str = Form(""), weir: Platform = Depends(platform)
+    run_id: str,
+    from_step: str = Form(""),
+    input: str = Form(""),
+    weir: Platform = Depends(platform),
 ) -> Response:
+    step_input, problem = _step_input(input)
+    if problem:
+        return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {problem}.")
     try:
-        new_id = await weir.rerun(run_id, from_step or None)
+        new_id = await weir.rerun(run_id, from_step or None, step_input)
     except RerunError as exc:
         return back(f"/runs/{run_id}", problem=f"Cannot rerun this run: {exc}.")
-    kept = f", keeping the steps before {from_step}" if from_step else ""
-    return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}{kept}.")
+    named = await weir.read(lambda c: runs.step_name(c, run_id, from_step)) if from_step else ""
+    kept = f", keeping the steps before {named}" if from_step else ""
+    given = f", giving {named} a new input" if step_input is not None else ""
+    return back(f"/runs/{new_id}", flash=f"Started as a rerun of {run_id}{kept}{given}.")
+
+
+def _step_input(text: str) -> tuple[list[Any] | None, str]:
+    """The form's new input for the step: a JSON array, or nothing (empty)."""
+    if not text.strip():
+        return None, ""
+    try:
+        return step_input_text(text.encode(), "the new input"), ""
+    except RerunInputError as exc:
+        return None, str(exc)
 
 
 @router.post("/runs/cancel", dependencies=[Depends(protect_form)])

@@ -54,10 +54,11 @@ async def login(
     if auth is None:
         return RedirectResponse("/runs", 303)
     client, who = client_of(request.scope), user or None
-    wait = auth.lockout.retry_after_s(client, who)
+    by_token = auth.token_ok(password)  # the admin token is never locked out (lockout.py)
+    wait = 0 if by_token else auth.lockout.retry_after_s(client, who)
     if wait:
         return _locked(request, next, wait)
-    if not auth.password_ok(user, password):
+    if not (by_token or auth.password_ok(user, password)):
         auth.lockout.failed(client, who)
         await asyncio.sleep(FAILED_LOGIN_DELAY_S)
         error = "Wrong user name or password (or admin token). Check Weir's --admin-* settings."

@@ -1,6 +1,14 @@
 """The executor's HTTP client. aiohttp: the calls to apps are the hot path, and one shared
 httpx client collapses under concurrency (docs/architecture.md, The HTTP client); calls to
-plain `http://` URLs take the leaner path of lean_http.py, a sixth of aiohttp's CPU per call."""
+plain `http://` URLs take the leaner path of lean_http.py, a sixth of aiohttp's CPU per call.
+
+A client given a `socket_factory` (step.ai.infer's, executor/ai_hosts.py) makes every connection
+through it, so the factory sees, and may refuse, the resolved address of each one; such a client
+never takes the lean path, whose connections would bypass it."""
+
+import socket
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 from weir.platform.executor.http import lean as lean_http
@@ -23,17 +31,28 @@ class Redirected(TransportError):
 
 
 class AppClient:
-    def __init__(self, timeout_s: float = 7200.0, connect_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        timeout_s: float = 7200.0,
+        connect_timeout_s: float = 10.0,
+        socket_factory: Callable[[tuple[Any, ...]], socket.socket] | None = None,
+    ) -> None:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
         self._connect_timeout_s = connect_timeout_s
         self._session: aiohttp.ClientSession | None = None
+        self._socket_factory = socket_factory
         self._lean = lean_http.LeanClient(MAX_RESPONSE_BYTES, _too_big)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # Idle connections are dropped after 2 s: servers such as uvicorn close theirs after
             # 5 s, and a request written into a connection the server just closed fails.
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=2)
+            connector = aiohttp.TCPConnector(
+                limit=0,
+                ttl_dns_cache=300,
+                keepalive_timeout=2,
+                socket_factory=self._socket_factory,
+            )
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
         return self._session
 
@@ -46,7 +65,7 @@ class AppClient:
         timeout_s: float | None = None,
     ) -> RawResponse:
         """`timeout_s` replaces the client's (the app timeout) for this one request."""
-        target = lean_http.lean_target(url)
+        target = lean_http.lean_target(url) if self._socket_factory is None else None
         if target is not None:
             return await self._lean_request(method, url, target, body, headers, timeout_s)
         timeout = self._timeout

@@ -1,6 +1,7 @@
 """Batching: the open batch of a key lives in gate_state with its event ids, in arrival order;
 it flushes into one run when full, or from its timer item at first event + timeout."""
 
+import logging
 from typing import Any
 
 from weir.platform.foundation.ids import new_id
@@ -18,6 +19,7 @@ from weir.platform.store.flow import gate_state as gatestate
 from weir.platform.store.records import events as event_records
 
 TIMER = QueueKind.BATCH
+log = logging.getLogger("weir.runtime")
 
 
 def gate(tx: Tx, cand: Candidate) -> bool:
@@ -118,6 +120,14 @@ def _flush(
     q.remove_by_dedupe(tx.conn, _dedupe(batch_id))
     fn = tx.registry.by_id.get(fn_id)
     events = event_records.load_event_payloads(tx.conn, event_ids)
+    if len(events) < len(event_ids):  # retention keeps a window's events: deleted by hand?
+        log.warning(
+            "batch %s of function %s lost %d of its %d events before it ran",
+            batch_id,
+            fn_id,
+            len(event_ids) - len(events),
+            len(event_ids),
+        )
     if fn is None or fn.archived or not events:
         return None
     skip = frozenset({BATCH})

@@ -73,10 +73,13 @@ def place_throttled(tx: Tx, cand: Candidate, plan: RunPlan) -> RunPlan:
     meter = load_meter(tx, GateName.THROTTLE, key.hash)
     decision = throttle.schedule_start(limit, meter, tx.now, key.text)
     save_meter(tx, GateName.THROTTLE, key.hash, decision.state)
+    # A run scheduled later (its event's ts) keeps that time; the claim checks the throttle.
+    later = plan.start_at > decision.start_ms
+    waiting = plan.waiting if later or decision.wait is None else to_json(decision.wait)
     return replace(
         plan,
-        start_at=decision.start_ms,
-        waiting=None if decision.wait is None else to_json(decision.wait),
+        start_at=max(plan.start_at, decision.start_ms),
+        waiting=waiting,
         keys={**plan.keys, GateName.THROTTLE.value: {"key": key.text, "hash": key.hash}},
         start_payload=start_throttle.payload(limit, key.text, key.hash),
     )

@@ -4,6 +4,7 @@ A restarted window keeps its single timer: when that timer runs early it re-arms
 window's new end (the pure algorithm says when), so a burst costs one queue item, not one each.
 """
 
+import logging
 from typing import Any
 
 from weir.platform.foundation.vocabulary import EventOutcome, GateName, QueueKind
@@ -24,6 +25,7 @@ from weir.platform.store.flow import gate_state as gatestate
 from weir.platform.store.records import events as event_records
 
 TIMER = QueueKind.DEBOUNCE
+log = logging.getLogger("weir.runtime")
 SEQ_PER_MS = 1000  # arrival numbers: tied to the clock, so a new window never reuses one
 
 
@@ -123,8 +125,14 @@ def _start(tx: Tx, fn_id: str, stored: dict[str, Any]) -> Candidate | None:
     """The window's run, to admit with the last event it saw."""
     fn = tx.registry.by_id.get(fn_id)
     event = event_records.get_event(tx.conn, str(stored["event_id"]))
+    if event is None:  # retention keeps a window's event: deleted by hand?
+        log.warning(
+            "debounce window of function %s lost its event %s: no run starts",
+            fn_id,
+            stored["event_id"],
+        )
     if fn is None or fn.archived or event is None:
-        return None  # the function is gone, or its events were pruned: nothing to start
+        return None  # the function is gone, or its event too: nothing to start
     payload = [event.payload]
     warnings = [str(w) for w in stored.get("warnings", [])]
     skip = frozenset(

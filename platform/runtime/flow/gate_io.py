@@ -14,8 +14,7 @@ from weir.platform.runtime.tx import Tx
 from weir.platform.store.flow import gate_state as gatestate
 from weir.platform.store.records import events as event_records
 
-# Batching's gate_state rows and key namespace: named before GateName, stored, so kept.
-BATCH = "batch"
+BATCH = gatestate.BATCH_GATE
 
 S = TypeVar("S")
 

@@ -32,7 +32,8 @@ SPAN = HistoryKind.AI
 
 def open_call(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     """Queue the request once per step (a replayed op finds it queued or done)."""
-    payload = {"step_id": op.id, "name": op.display_name, "opts": op.opts}
+    opts = _with_rerun_body(run, op)
+    payload = {"step_id": op.id, "name": op.display_name, "opts": opts}
     dedupe = f"ai:{run.id}:{op.id}"
     if enqueue_timer(tx, KIND, tx.now, payload, run_id=run.id, function_id=fn.id, dedupe=dedupe):
         url = shown_url(str(op.opts.get("url", "")))
@@ -45,8 +46,17 @@ def open_call(tx: Tx, fn: Function, run: Run, op: Op) -> None:
             None,
             step_id=op.id,
             name=op.display_name,
-            detail={"url": url, "format": op.opts.get("format")},
+            # the body as the step's input: what a rerun from this step may replace
+            detail={"url": url, "format": op.opts.get("format"), "input": [opts.get("body")]},
         )
+
+
+def _with_rerun_body(run: Run, op: Op) -> dict[str, Any]:
+    """The op's options, with the body a rerun from this step gave it instead of the app's."""
+    given = run.keys.get(run_records.RERUN_INPUT_KEY)
+    if isinstance(given, dict) and given.get("via") == "ai" and given.get("step") == op.id:
+        return {**op.opts, "body": given["input"][0]}
+    return op.opts
 
 
 def apply_result(tx: Tx, item: q.Claimed, fn: Function | None, result: AIResult) -> None:

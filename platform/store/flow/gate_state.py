@@ -13,6 +13,8 @@ from weir.platform.store.engine.fast import Fast
 from weir.platform.store.engine.fast import param as _p
 from weir.platform.store.engine.schema import gate_state
 
+# Batching's rows and key namespace: named before GateName, stored, so kept.
+BATCH_GATE = "batch"
 _THE_ROW = (gate_state.c.gate == _p("gate"), gate_state.c.key_hash == _p("key"))
 _LOAD_QUERY = select(gate_state.c.state, gate_state.c.expires_at).where(*_THE_ROW)
 _LOAD = Fast(_LOAD_QUERY)

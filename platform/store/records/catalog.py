@@ -87,6 +87,16 @@ def list_apps(conn: Connection) -> list[App]:
     return [_app(row) for row in conn.execute(select(apps).order_by(apps.c.name))]
 
 
+def registered(conn: Connection, app_id: str | None, since: int) -> bool:
+    """Whether a sync reached this store: the app `app_id` exists, or, when a sync's answer
+    names no app, some app synced at or after `since`."""
+    if app_id is not None:
+        found = select(apps.c.id).where(apps.c.id == app_id)
+    else:
+        found = select(apps.c.id).where(apps.c.synced_at >= since).limit(1)
+    return conn.execute(found).first() is not None
+
+
 def insert_app(conn: Connection, app_id: str, name: str, url: str, at: int) -> None:
     conn.execute(insert(apps).values(id=app_id, name=name, url=url, created_at=at))
 

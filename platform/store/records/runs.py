@@ -295,6 +295,16 @@ def lane_handed(conn: Connection, run_id: str, fence: int) -> Run | None:
     return replace(run, keys=keys)
 
 
+RERUN_INPUT_KEY = "rerun_input"  # in `keys`: {"step", "input", "via"} of a rerun from a step
+
+
+def set_rerun_input(conn: Connection, run: Run, step_id: str, given: list[Any], via: str) -> None:
+    """A rerun from step `step_id` gives it `given` as its input: the SDK's arguments
+    (`via` "sdk") or the body of the request Weir makes for it (`via` "ai")."""
+    keys = {**run.keys, RERUN_INPUT_KEY: {"step": step_id, "input": given, "via": via}}
+    _update(conn, run.id, keys=json_text.dumps(keys))
+
+
 def set_pending(
     conn: Connection, run_id: str, pending: Sequence[PendingStep], force_plan: bool
 ) -> None:

@@ -73,6 +73,7 @@ class CallOp:
     id: str
     name: str
     error: dict[str, Any] | None = None  # a failed step's error (StepError, StepFailed)
+    input: list[Any] | None = None  # the arguments the SDK said the step was given
 
 
 @record(slots=True)
@@ -160,6 +161,7 @@ def detail_from(data: Any) -> HistoryDetail:
             str(o.get("id") or ""),
             str(o.get("name") or ""),
             o["error"] if isinstance(o.get("error"), dict) else None,
+            o["input"] if isinstance(o.get("input"), list) else None,
         )
         for o in data.get("ops") or []
         if isinstance(o, dict)

@@ -8,7 +8,7 @@ says otherwise: it is leased, and its `claimed_at` is when the call began. Deriv
 from the lease here costs the claim nothing (no write of the run's row per start): only reads
 of runs whose row says QUEUED look at their queue items, through the (run_id) index."""
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from sqlalchemy import Connection, and_, exists, func, or_, select
@@ -77,11 +77,11 @@ def current_run(conn: Connection, run: Run | None) -> Run | None:
     return None if run is None else current(conn, [run])[0]
 
 
-def current_statuses(conn: Connection, statuses: dict[str, str]) -> dict[str, str]:
+def current_statuses(conn: Connection, statuses: Mapping[str, str]) -> dict[str, RunStatus]:
     """Run id -> status as readers see it, from the stored ones."""
     queued = [r for r, s in statuses.items() if s == RunStatus.QUEUED]
     since = handed_since(conn, queued) if queued else {}
-    return {r: RunStatus.RUNNING if r in since else s for r, s in statuses.items()}
+    return {r: RunStatus.RUNNING if r in since else RunStatus(s) for r, s in statuses.items()}
 
 
 def unfinished_counts(conn: Connection) -> dict[str, int]:

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind, RunStatus
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind
 from weir.platform.store.engine.schema import (
     event_outcomes,
     event_runs,
@@ -264,7 +264,7 @@ def runs_of_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list
     rows = list(conn.execute(query))
     status = handed.current_statuses(conn, {row.id: row.status for row in rows})
     for row in rows:
-        found[row.event_id].append(RunLink(row.id, row.function_id, RunStatus(status[row.id])))
+        found[row.event_id].append(RunLink(row.id, row.function_id, status[row.id]))
     return found
 
 

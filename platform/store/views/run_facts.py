@@ -3,11 +3,12 @@ entries, the concurrency slots its keys hold, its lane's parking, its invoked ch
 reruns. Each read takes many runs at once, so a list page costs a fixed handful of queries."""
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import Opcode, QueueKind, RunStatus
+from weir.platform.foundation.vocabulary import HistoryKind, Opcode, QueueKind, RunStatus
 from weir.platform.store.engine.schema import history, lanes, queue, runs, slots
 from weir.platform.store.records.steps import HistoryEntry, history_from_row
 from weir.platform.store.views import handed
@@ -140,11 +141,19 @@ def runs_by_correlation(conn: Connection, correlations: Collection[str]) -> dict
         runs.c.correlation_id.in_(list(correlations))
     )
     rows = list(conn.execute(query))
-    status = handed.current_statuses(conn, {row.id: row.status for row in rows})
-    return {
-        row.correlation_id: RunLink(row.id, row.function_id, RunStatus(status[row.id]))
-        for row in rows
-    }
+    return {row.correlation_id: link for row, link in zip(rows, _links(conn, rows), strict=True)}
+
+
+def invoke_step_name(conn: Connection, run_id: str, step_id: str) -> str:
+    """The name run `run_id` gave its invoke step `step_id` ("" if none): what an invoked
+    run's "Invoked by" says instead of the step's hash."""
+    query = (
+        select(history.c.name)
+        .where(history.c.run_id == run_id, history.c.step_id == step_id)
+        .where(history.c.kind == HistoryKind.INVOKE)
+        .limit(1)
+    )
+    return str(conn.execute(query).scalar() or "")
 
 
 def reruns_of(conn: Connection, run_id: str) -> list[RunLink]:
@@ -153,15 +162,17 @@ def reruns_of(conn: Connection, run_id: str) -> list[RunLink]:
     query = select(runs.c.id, runs.c.function_id, runs.c.status).where(
         runs.c.original_run_id == run_id
     )
-    found = sorted(conn.execute(query), key=lambda r: r.id)
-    status = handed.current_statuses(conn, {r.id: r.status for r in found})
-    return [RunLink(r.id, r.function_id, RunStatus(status[r.id])) for r in found]
+    return _links(conn, sorted(conn.execute(query), key=lambda r: r.id))
 
 
 def run_links(conn: Connection, run_ids: Collection[str]) -> dict[str, RunLink]:
     if not run_ids:
         return {}
     query = select(runs.c.id, runs.c.function_id, runs.c.status).where(runs.c.id.in_(list(run_ids)))
-    rows = list(conn.execute(query))
+    return {link.id: link for link in _links(conn, list(conn.execute(query)))}
+
+
+def _links(conn: Connection, rows: Sequence[Row[Any, Any, Any, Any]]) -> list[RunLink]:
+    """The runs of `rows` (id, function_id, status) in brief, each status as readers see it."""
     status = handed.current_statuses(conn, {r.id: r.status for r in rows})
-    return {r.id: RunLink(r.id, r.function_id, RunStatus(status[r.id])) for r in rows}
+    return [RunLink(r.id, r.function_id, status[r.id]) for r in rows]

@@ -22,5 +22,18 @@ async def quick(ctx: Context) -> str:
     return "done"
 
 
+def load_order(order_id: str) -> dict[str, str]:
+    return {"id": order_id}
+
+
+@weir.function("process-order", event="dbg/order.placed", retries=0)
+async def process_order(ctx: Context) -> dict[str, str]:
+    """docs/sdk.md's first example (without its sleep), served by a plain `uvicorn` app."""
+    order = await ctx.step.run("load", load_order, ctx.event.data["order_id"])
+    ctx.logger.info("loaded order %s", order["id"])  # once, not on every replay
+    await ctx.step.run("pack", lambda: "packed")
+    return {"order": order["id"]}
+
+
 app = FastAPI()
 serve(app, weir)

@@ -27,6 +27,12 @@ async def steps(ctx: inngest.Context) -> dict[str, Any]:
     return {"a": a, "b": [b1, b2]}
 
 
+@client.create_function(fn_id="greeter", trigger=trigger("t/greet"))
+async def greeter(ctx: inngest.Context) -> dict[str, Any]:
+    word = await ctx.step.run("pick", lambda: "hello")
+    return {"shout": await ctx.step.run("shout", str.upper, word)}  # its argument goes unsaid
+
+
 @client.create_function(fn_id="sleeper", trigger=trigger("t/sleep"))
 async def sleeper(ctx: inngest.Context) -> str:
     # a test cancelling the sleep asks for a long one: a busy machine must not wake it first
@@ -138,6 +144,18 @@ async def nonretry(ctx: inngest.Context) -> None:
     raise inngest.NonRetriableError("give up at once")
 
 
+@client.create_function(fn_id="dawdler", trigger=trigger("t/dawdle"))
+async def dawdler(ctx: inngest.Context) -> str:
+    await ctx.step.sleep("long", datetime.timedelta(seconds=60))
+    return "late"
+
+
+@client.create_function(fn_id="impatient", trigger=trigger("t/impatient"), retries=0)
+async def impatient(ctx: inngest.Context) -> object:
+    # the invoke times out: the SDK re-raises Weir's error, which has no stack ("stack": null)
+    return await ctx.step.invoke("ask", function=dawdler, timeout=datetime.timedelta(seconds=1))
+
+
 @client.create_function(fn_id="fnretry", trigger=trigger("t/fnretry"), retries=2)
 async def fnretry(ctx: inngest.Context) -> int:
     if ctx.attempt == 0:
@@ -173,6 +191,7 @@ inngest.fast_api.serve(
     client,
     [
         steps,
+        greeter,
         sleeper,
         waiter,
         child,
@@ -186,6 +205,8 @@ inngest.fast_api.serve(
         later,
         nonretry,
         fnretry,
+        dawdler,
+        impatient,
         durable,
         bigstate,
     ],

@@ -90,7 +90,24 @@ async def slow(ctx: inngest.Context) -> list[int]:
     return done
 
 
-FUNCTIONS = [steps, sleeper, waiter, flaky, slow]
+@client.create_function(fn_id="nonretry", trigger=trigger("c/nonretry"), retries=2)
+async def nonretry(ctx: inngest.Context) -> None:
+    raise inngest.NonRetriableError("give up at once")
+
+
+@client.create_function(fn_id="dawdler", trigger=trigger("c/dawdle"))
+async def dawdler(ctx: inngest.Context) -> str:
+    await ctx.step.sleep("long", datetime.timedelta(seconds=60))
+    return "late"
+
+
+@client.create_function(fn_id="impatient", trigger=trigger("c/impatient"), retries=0)
+async def impatient(ctx: inngest.Context) -> object:
+    # the invoke times out: the SDK re-raises Weir's error, which has no stack ("stack": null)
+    return await ctx.step.invoke("ask", function=dawdler, timeout=datetime.timedelta(seconds=1))
+
+
+FUNCTIONS = [steps, sleeper, waiter, flaky, slow, nonretry, dawdler, impatient]
 app = FastAPI()
 inngest.fast_api.serve(app, client, FUNCTIONS)
 

@@ -47,6 +47,23 @@ async def flaky(ctx: inngest.Context) -> int:
     return ctx.attempt
 
 
+@client.create_function(fn_id="nonretry", trigger=trigger("t/nonretry"), retries=2)
+async def nonretry(ctx: inngest.Context) -> None:
+    raise inngest.NonRetriableError("give up at once")
+
+
+@client.create_function(fn_id="dawdler", trigger=trigger("t/dawdle"))
+async def dawdler(ctx: inngest.Context) -> str:
+    await ctx.step.sleep("long", datetime.timedelta(seconds=60))
+    return "late"
+
+
+@client.create_function(fn_id="impatient", trigger=trigger("t/impatient"), retries=0)
+async def impatient(ctx: inngest.Context) -> object:
+    return await ctx.step.invoke("ask", function=dawdler, timeout=datetime.timedelta(seconds=1))
+
+
+FUNCTIONS = [steps, sleeper, waiter, flaky, nonretry, dawdler, impatient]
 settings.configure(
     DEBUG=False,
     SECRET_KEY="weir-integration-test",
@@ -56,7 +73,7 @@ settings.configure(
     MIDDLEWARE=[],
 )
 django.setup()
-urlpatterns = [inngest.django.serve(client, [steps, sleeper, waiter, flaky])]
+urlpatterns = [inngest.django.serve(client, FUNCTIONS)]
 
 from django.core.asgi import get_asgi_application  # noqa: E402 — needs the settings above
 

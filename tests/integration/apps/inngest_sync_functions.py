@@ -1,5 +1,6 @@
 """The official SDK's plain (non-async) functions the framework tests serve: steps, a sleep, a
-wait for an event and a retry. Flask, Tornado and DigitalOcean apps each serve this one list."""
+wait for an event, a retry, a NonRetriableError and an invoke that times out. Flask, Tornado
+and DigitalOcean apps each serve this one list."""
 
 import datetime
 import os
@@ -45,4 +46,21 @@ def flaky(ctx: inngest.ContextSync) -> int:
     return ctx.attempt
 
 
-FUNCTIONS = [steps, sleeper, waiter, flaky]
+@client.create_function(fn_id="nonretry", trigger=trigger("t/nonretry"), retries=2)
+def nonretry(ctx: inngest.ContextSync) -> None:
+    raise inngest.NonRetriableError("give up at once")
+
+
+@client.create_function(fn_id="dawdler", trigger=trigger("t/dawdle"))
+def dawdler(ctx: inngest.ContextSync) -> str:
+    ctx.step.sleep("long", datetime.timedelta(seconds=60))
+    return "late"
+
+
+@client.create_function(fn_id="impatient", trigger=trigger("t/impatient"), retries=0)
+def impatient(ctx: inngest.ContextSync) -> object:
+    # the invoke times out: the SDK re-raises Weir's error, which has no stack ("stack": null)
+    return ctx.step.invoke("ask", function=dawdler, timeout=datetime.timedelta(seconds=1))
+
+
+FUNCTIONS = [steps, sleeper, waiter, flaky, nonretry, dawdler, impatient]

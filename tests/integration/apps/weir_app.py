@@ -22,6 +22,12 @@ async def steps(ctx: Context) -> dict[str, Any]:
     return {"a": a, "b": [b1, b2]}
 
 
+@weir.function("greeter", event="t/greet")
+async def greeter(ctx: Context) -> dict[str, Any]:
+    word = await ctx.step.run("pick", lambda: "hello")
+    return {"shout": await ctx.step.run("shout", str.upper, word)}  # weir.sdk sends ["hello"]
+
+
 @weir.function("sleeper", event="t/sleep")
 async def sleeper(ctx: Context) -> str:
     # a test cancelling the sleep asks for a long one: a busy machine must not wake it first

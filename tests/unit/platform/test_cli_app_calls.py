@@ -24,3 +24,16 @@ def test_calls_per_app_default_to_half_the_workers(monkeypatch: pytest.MonkeyPat
     assert settings(["dev", "--calls-per-app", "3"]).app_call_cap == 3
     monkeypatch.setenv("WEIR_CALLS_PER_APP", "7")
     assert settings(["start"]).app_call_cap == 7
+
+
+def test_one_functions_share_leaves_a_quarter_of_its_apps_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert settings(["dev"]).function_call_share == 48  # of 64
+    assert settings(["dev", "--calls-per-app", "4"]).function_call_share == 3
+    assert settings(["dev", "--calls-per-app", "2"]).function_call_share == 1
+    assert settings(["dev", "--calls-per-app", "1"]).function_call_share == 1  # none to leave
+    assert settings(["dev", "--calls-per-function", "10"]).function_call_share == 10
+    assert settings(["dev", "--calls-per-function", "100"]).function_call_share == 64
+    monkeypatch.setenv("WEIR_CALLS_PER_FUNCTION", "5")
+    assert settings(["start"]).function_call_share == 5

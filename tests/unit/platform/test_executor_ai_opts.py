@@ -36,7 +36,7 @@ def test_the_request_keeps_the_sdk_headers_and_adds_auth_and_content_type() -> N
     req = parse_ai_opts(GOOD)
     assert req.url == GOOD["url"] and req.body == GOOD["body"]
     assert req.headers == {
-        "anthropic-version": "2023-06-01",
+        "Anthropic-Version": "2023-06-01",  # as the app spelled it
         "x-api-key": "sk-1",
         "content-type": "application/json",
     }
@@ -72,3 +72,23 @@ def test_the_shown_url_drops_the_query_that_may_hold_a_key() -> None:
     assert (
         shown_url("https://g.example/v1/m:generate?key=secret") == "https://g.example/v1/m:generate"
     )
+
+
+def test_the_shown_url_drops_user_info_too() -> None:
+    assert shown_url("https://u:sk-1@llm.example:8443/v1?key=k") == "https://llm.example:8443/v1"
+    assert shown_url("https://u:p@ss@llm.example/v1") == "https://llm.example/v1"
+
+
+def test_user_info_becomes_basic_unless_the_app_sent_its_own_authorization() -> None:
+    req = parse_ai_opts(GOOD | {"url": "http://u:p%40ss@llm.local/v1", "auth_key": ""})
+    assert req.url == "http://llm.local/v1"
+    assert req.headers["authorization"] == "Basic dTpwQHNz"  # u:p@ss
+    own = {"Authorization": "Bearer mine"}
+    req = parse_ai_opts(GOOD | {"url": "http://u:p@llm.local/v1", "headers": own, "auth_key": ""})
+    assert req.headers == {"Authorization": "Bearer mine", "content-type": "application/json"}
+
+
+def test_a_header_weir_sets_replaces_the_apps_in_any_case() -> None:
+    headers = {"X-API-KEY": "old", "Content-Type": "text/plain", "x-api-key": "older"}
+    req = parse_ai_opts(GOOD | {"headers": headers})
+    assert req.headers == {"x-api-key": "sk-1", "Content-Type": "application/json"}

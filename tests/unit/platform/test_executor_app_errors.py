@@ -4,6 +4,7 @@ names, no HTML, the URL the user gave."""
 import socket
 
 import aiohttp
+import pytest
 from aiohttp.client_reqrep import ConnectionKey
 from weir.platform.executor import app_errors
 from weir.platform.executor.http.client import TransportError
@@ -64,3 +65,23 @@ def test_only_non_sdk_failures_are_judged_here() -> None:
     failed = app_errors.non_sdk_failure(URL, RawResponse(502, {}, b"<html>bad</html>"))
     assert failed is not None and failed.error["name"] == "NotAnSdkResponse"
     assert not failed.no_retry  # a proxy's 502 may pass
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("localhost:3000/api/inngest", "has no scheme: write it as http://localhost:3000/api"),
+        ("127.0.0.1:3000/api/inngest", "has no scheme: write it as http://127.0.0.1:3000/api"),
+        ("ftp://h/api/inngest", "is not an http:// or https:// URL"),
+        ("http:///api/inngest", "names no host"),
+        ("http://h:port/api/inngest", "is not a valid URL"),
+    ],
+)
+def test_a_url_weir_cannot_call_says_what_is_wrong_with_it(url: str, said: str) -> None:
+    problem = app_errors.url_problem(url)
+    assert problem is not None and said in problem
+
+
+def test_a_url_weir_can_call_has_no_problem() -> None:
+    assert app_errors.url_problem("http://127.0.0.1:3000/api/inngest") is None
+    assert app_errors.url_problem("HTTPS://[::1]:3000/api/inngest") is None

@@ -30,13 +30,13 @@ def test_locks_double_up_to_the_cap_and_fade_after_a_quiet_hour() -> None:
     clock = Clock()
     locks = Lockout(clock)
     waits = []
-    for _ in range(lockout.CLIENT.free + 12):
+    for _ in range(lockout.ADDRESS.free + 12):
         locks.failed("1.2.3.4", None)
         waits.append(locks.retry_after_s("1.2.3.4", None))
-    assert waits[: lockout.CLIENT.free] == [0] * lockout.CLIENT.free
-    assert waits[lockout.CLIENT.free : lockout.CLIENT.free + 3] == [2, 4, 8]
-    assert waits[-1] == lockout.CLIENT.cap_ms // 1000
-    clock.now += lockout.CLIENT.cap_ms + lockout.QUIET_MS + 1
+    assert waits[: lockout.ADDRESS.free] == [0] * lockout.ADDRESS.free
+    assert waits[lockout.ADDRESS.free : lockout.ADDRESS.free + 3] == [2, 4, 8]
+    assert waits[-1] == lockout.ADDRESS.cap_ms // 1000
+    clock.now += lockout.ADDRESS.cap_ms + lockout.QUIET_MS + 1
     assert locks.retry_after_s("1.2.3.4", None) == 0
     locks.failed("1.2.3.4", None)
     assert locks.retry_after_s("1.2.3.4", None) == 0  # counting starts afresh
@@ -47,7 +47,10 @@ def test_the_table_of_failures_stays_bounded() -> None:
     for n in range(lockout.MAX_KEYS + 500):
         locks.failed(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}", "admin")
     assert len(locks.records) <= lockout.MAX_KEYS
-    assert locks.retry_after_s("192.0.2.1", "admin") > 0  # the user's record survived
+    assert locks.retry_after_s("192.0.2.1", "admin") == 0  # guesses elsewhere lock no user
+    for _ in range(lockout.LOGIN.free + 1):
+        locks.failed("192.0.2.1", "admin")
+    assert locks.retry_after_s("192.0.2.1", "admin") == 2  # the newest record is kept
     locks.failed("192.0.2.2", "x" * 60_000)
     assert max(len(key) for key in locks.records) < 300  # a huge guessed name is cut short
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from weir.platform.ingest.validate import (
     MAX_EVENT_BYTES,
     MAX_EVENTS,
+    TS_AHEAD_MS,
     TS_MAX,
     TS_MIN,
     EventError,
@@ -91,6 +92,7 @@ def test_data_that_is_not_an_object_is_rejected(data: Any, kind: str) -> None:
     "ts",
     [
         TS_MIN - 1,
+        TS_AHEAD_MS,
         TS_MAX,
         TS_MAX + 1,
         -1,
@@ -107,7 +109,14 @@ def test_a_ts_outside_1980_to_2100_is_rejected(ts: float) -> None:
 
 def test_ts_bounds_are_1980_inclusive_and_2100_exclusive() -> None:
     assert one({"name": "a", "ts": TS_MIN}).ts == TS_MIN
-    assert one({"name": "a", "ts": TS_MAX - 1}).ts == TS_MAX - 1
+    late = TS_MAX - 1  # 2100 is within 366 days of a clock at the end of 2099
+    assert parse_body(json.dumps({"name": "a", "ts": late}).encode(), late)[0].ts == late
+
+
+def test_a_ts_at_most_366_days_ahead_is_taken_and_further_is_refused() -> None:
+    assert one({"name": "a", "ts": NOW + TS_AHEAD_MS}).ts == NOW + TS_AHEAD_MS
+    refused = rejected({"name": "a", "ts": NOW + TS_AHEAD_MS + 1})
+    assert "lies more than 366 days ahead" in refused
 
 
 @pytest.mark.parametrize("ts", [1_700_000_000_000.5, 0.5, "1700000000000", True, [1], {"ms": 1}])
@@ -298,7 +307,7 @@ def check_normalised(events: list[IncomingEvent]) -> None:
         assert not e.name.lower().startswith("inngest/")
         assert isinstance(e.data, dict) and "_inngest" not in e.data
         assert isinstance(e.user, dict)
-        assert type(e.ts) is int and (e.ts == NOW or TS_MIN <= e.ts < TS_MAX)
+        assert type(e.ts) is int and (e.ts == NOW or TS_MIN <= e.ts <= NOW + TS_AHEAD_MS)
         assert e.user_id is None or (isinstance(e.user_id, str) and e.user_id)
         assert e.v is None or (isinstance(e.v, str) and e.v)
 
@@ -340,3 +349,16 @@ def test_every_accepted_event_can_be_stored_and_sent(value: Any) -> None:
     if isinstance(result, list):
         for i, event in enumerate(result):
             assert orjson.loads(orjson.dumps(event_payload(event, f"id{i}")))["name"] == event.name
+
+
+@pytest.mark.parametrize("number", ["1e20", "9007199254740992.0", "-1.5e19"])
+def test_a_whole_number_no_sdk_reads_back_exactly_is_rejected_with_its_path(number: str) -> None:
+    body = b'{"name": "a", "data": {"amounts": [1, ' + number.encode() + b"]}}"
+    found = rejected(body)
+    assert found.startswith("event 0: data.amounts[1] is ")
+    assert "send larger or exact values as strings" in found
+
+
+def test_numbers_that_canonical_json_carries_exactly_are_kept() -> None:
+    event = one({"name": "a", "data": {"n": [1e21, 0.5, 2**53 - 1, -2.5e15], "s": "1e+17"}})
+    assert event.data == {"n": [1e21, 0.5, 2**53 - 1, -2.5e15], "s": "1e+17"}

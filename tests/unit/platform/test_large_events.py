@@ -45,18 +45,25 @@ PAD = "p" * LARGE_EVENT_BYTES  # makes any event large
 TRICKY: dict[str, Any] = {
     "kind": "a",
     "float": 2.0,
-    "floats": [1e16, 1.5e-7, -0.0, 0.1, 1e21, 123456789012345680000.0],
+    "floats": [9e15, 1.5e-7, -0.0, 0.1, 1e21, 1234567890123456800000.0],
     "ints": [0, -1, 2**53 - 1, -(2**53 - 1)],
     "text": 'é\u2028\x01\x7f😀"\\',
     "keys": {"\ue000": 1, "😀": 2, "a": 3, "B": 4},  # canonical order is by UTF-16 units
     "nested": {"deep": [[{"x": None, "t": True, "f": False}]]},
 }
+
+
+def _kept(number: float) -> bool:
+    """Not a whole number canonical JSON sends as digits past 2^53 (refused at ingest)."""
+    return not 2**53 <= abs(number) < 1e21
+
+
 printable = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")))
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**53 - 1), 2**53 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(allow_nan=False, allow_infinity=False).filter(_kept)
     | st.text(),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)

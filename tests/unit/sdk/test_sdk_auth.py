@@ -8,8 +8,15 @@ import json
 from typing import Any
 
 import httpx
+import jcs
 import pytest
-from weir.sdk._serving.signing import canonical, signature, strip_prefix, verify
+from weir.sdk._serving.signing import (
+    UnreadableBody,
+    canonical,
+    signature,
+    strip_prefix,
+    verify,
+)
 
 from tests.unit.sdk.sdk_proto_app import (
     APP_URL,
@@ -166,9 +173,30 @@ def test_bad_signatures_do_not_verify(header: str | None) -> None:
     assert verify(header, b'{"a": 1}', [PRIMARY_KEY, FALLBACK_KEY]) is None
 
 
-def test_non_json_body_does_not_verify() -> None:
+def test_a_non_json_body_is_named_unreadable_not_wrongly_signed() -> None:
     header = signature(b"not json", PRIMARY_KEY)
-    assert verify(header, b"not json", [PRIMARY_KEY]) is None
+    with pytest.raises(UnreadableBody, match="cannot be put in canonical JSON"):
+        verify(header, b"not json", [PRIMARY_KEY])
+
+
+@pytest.mark.parametrize("number", ["100000000000000000000", "-12345678901234567000", "1e+21"])
+def test_a_body_a_server_signed_verifies_whatever_its_numbers(number: str) -> None:
+    """A double from 2^53 to 1e21 goes out of canonical JSON (Inngest's, Weir's) as plain
+    digits: weir.sdk reads it back as that double, as the official SDK's `jcs` does."""
+    body = b'{"data":{"n":' + number.encode() + b"}}"
+    assert canonical(body) == bytes(jcs.canonicalize(json.loads(body)))
+    assert verify(signature(body, PRIMARY_KEY), body, [PRIMARY_KEY]) == PRIMARY_KEY
+
+
+async def test_a_body_that_has_no_canonical_form_gets_a_400_naming_it() -> None:
+    app, _ = make_app(**cloud_settings())
+    body = b'{"a": "\\ud800"}'
+    headers = {"X-Inngest-Signature": signature(body, PRIMARY_KEY)}
+    async with client_for(app) as client:
+        response = await client.post(APP_URL, content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["name"] == "UnreadableBody"
+    assert "canonical JSON" in response.json()["message"]
 
 
 def test_hex_decoded_key_is_not_the_hmac_key() -> None:

@@ -8,6 +8,7 @@ import asyncio
 import gc
 import json
 import logging
+import sys
 import warnings
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from weir.sdk import Context, ContextSync, Weir, serve
+from weir.sdk._logs import ReplayLogger
 from weir.sdk._steps.ops import hash_step_id
 
 from tests.unit.sdk.sdk_proto_app import client_for, fixture, make_app, replay
@@ -213,3 +215,31 @@ async def test_ctx_logger_records_carry_the_run(caplog: pytest.LogCaptureFixture
     record = next(r for r in caplog.records if r.name == "weir.sdk.function")
     assert (record.run_id, record.function) == ("r1", "dbg-logs")  # type: ignore[attr-defined]
     assert record.funcName == "logs"  # points at the handler, not at the SDK
+
+
+def test_the_sdks_lines_go_to_stderr_until_the_app_configures_logging(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No handler anywhere (a plain uvicorn app): INFO and up on stderr. A level set on a
+    weir.sdk logger still holds. Once the app adds a handler, its configuration decides."""
+    root, sdk = logging.getLogger(), logging.getLogger("weir.sdk")
+    kept, level = list(root.handlers), root.level
+    root.handlers[:] = []  # as in a process that configured no logging (pytest adds some)
+    try:
+        logger = ReplayLogger(lambda: False, {"run_id": "R1", "function": "shop-f"})
+        logger.info("loaded %s", "o-1")
+        logger.debug("not shown")
+        sdk.setLevel(logging.WARNING)
+        logger.info("below the level set on weir.sdk")
+        sdk.setLevel(logging.NOTSET)
+        root.addHandler(logging.StreamHandler(sys.stderr))  # as logging.basicConfig() does
+        root.setLevel(logging.WARNING)
+        logger.info("below the app's own level")
+        logger.warning("the app's handler writes this")
+    finally:
+        root.handlers[:], sdk.level = kept, logging.NOTSET
+        root.setLevel(level)
+    assert capsys.readouterr().err.splitlines() == [
+        "INFO weir.sdk.function: loaded o-1 (function shop-f, run R1)",
+        "the app's handler writes this",
+    ]

@@ -335,3 +335,66 @@ def test_lines_keep_a_filter_and_skip_a_line_that_cannot_be_formatted(
         "INFO weir.test.many.filtered shown",
     ]
     assert "no text" in capsys.readouterr().err
+
+
+def test_a_messages_own_lines_are_lines_and_a_value_put_into_it_is_not() -> None:
+    """The format string is the code's: its line breaks make indented lines under the record.
+    A value put into it is the input's: escaped onto its line, it cannot make one."""
+
+    def log(logger: logging.Logger) -> None:
+        logger.info("Weir is starting\n  UI  %s\n  apps  %s", "http://h:1", FORGED)
+
+    first, *rest = _text_lines(log)
+    assert first.endswith("INFO weir.test.forge Weir is starting")
+    assert rest[0] == "      UI  http://h:1"  # indented under the record, its own spaces kept
+    assert rest[1].startswith("      apps  x\\n12:00:01 INFO weir.run")  # one line, escaped
+    assert len(rest) == 2
+
+
+def test_a_value_put_in_by_repr_or_as_a_mapping_is_escaped_too() -> None:
+    def log(logger: logging.Logger) -> None:
+        logger.info("a %r b %d c %.1f", "x\ny", 3, 2.5)
+        logger.info("named %(v)s", {"v": "p\nq"})
+        logger.info(ValueError("not\nours"))  # a value logged as the message: all escaped
+
+    assert [_tail(line) for line in _text_lines(log)] == [
+        "INFO weir.test.forge a 'x\\ny' b 3 c 2.5",
+        "INFO weir.test.forge named p\\nq",
+        "INFO weir.test.forge not\\nours",
+    ]
+
+
+def test_a_block_field_is_written_as_its_lines_each_escaped_and_indented() -> None:
+    error = "the app sync was refused (1 problem):\n- bad expression\n 1 +\n   ^" + FORGED
+
+    def log(logger: logging.Logger) -> None:
+        logger.warning(
+            "sync of %s failed", "http://a", extra={"fields": {"error": logs.Block(error)}}
+        )
+
+    first, *rest = _text_lines(log)
+    assert first.endswith("WARNING weir.test.forge sync of http://a failed")
+    assert rest[:3] == [
+        "    the app sync was refused (1 problem):",
+        "    - bad expression",
+        "     1 +",
+    ]
+    assert rest[3] == "       ^x"  # the caret under its column; the forged record indented
+    assert rest[4] == "    12:00:01 INFO weir.run run finished run_id=R2 status=COMPLETED"
+    assert all(line.startswith("    ") for line in rest)
+
+
+def test_a_block_field_is_a_plain_string_in_json(captured: Captured) -> None:
+    logger, out, _ = captured
+    logger.warning("sync failed", extra={"fields": {"error": logs.Block("a\n ^")}})
+    assert lines(out)[0]["error"] == "a\n ^"
+
+
+def test_a_message_written_straight_keeps_its_own_lines() -> None:
+    logger = logging.getLogger("weir.test.straight.lines")
+    with only_weir_handler(False) as (out, _):
+        logs.line(logger, logging.INFO, "two\nlines", {}, {"name": "a\nb"})
+    assert [_tail(x) if i == 0 else x for i, x in enumerate(out.getvalue().splitlines())] == [
+        'INFO weir.test.straight.lines two name="a\\nb"',
+        "    lines",
+    ]

@@ -18,7 +18,7 @@ from weir.expressions import _expression as expression_module
 from weir.expressions._pool import POOL
 from weir.platform.functions import Batching, ConcurrencyLimit, EventTrigger, Throttle
 from weir.platform.ingest import workers as ingest_workers
-from weir.platform.ingest.validate import LARGE_EVENT_BYTES
+from weir.platform.ingest.validate import LARGE_EVENT_BYTES, parse_body
 from weir.platform.runtime import events
 
 from tests.support.flow_harness import EVENT, NOON, Harness, config
@@ -158,3 +158,41 @@ def test_an_expression_reading_the_id_weir_makes_is_left_to_the_writer(
         [event_id] = events.accept(tx, incoming)
     (run,) = h.runs()
     assert f"{event_id}/3" in json.dumps(run.keys)
+
+
+def send_small(h: Harness, at: int, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> str:
+    """As the API takes a small body: parsed on the loop, its costly evaluations foreseen in
+    a thread (`events.foresee_costly`); the writer then evaluates nothing costly."""
+    h.advance(at)
+    body = json.dumps({"name": EVENT, "data": data}).encode()
+    incoming = asyncio.run(events.foresee_costly(h.registry, parse_body(body, at)))
+    assert incoming[0].raw is None and incoming[0].evaluated
+    with no_costly_evaluation_here(monkeypatch), h.tx(at) as tx:
+        return events.accept(tx, incoming)[0]
+
+
+def small_costly() -> dict[str, Any]:
+    return {"items": list(range(-125, 125))}  # small, and over the weight of a cheap one
+
+
+@pytest.mark.parametrize("configs", COSTLY.values(), ids=list(COSTLY))
+def test_a_small_event_is_admitted_as_the_writer_would_without_its_evaluating(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, configs: tuple[Any, ...]
+) -> None:
+    h = Harness(database_url, *configs)
+    for at in (NOON, NOON + 1):  # the writer evaluates everything (twice: a batch fills)
+        h.send(at, small_costly())
+    expected = sorted((r.function_id, json.dumps(r.keys, sort_keys=True)) for r in h.runs())
+    assert expected and h.outcomes(OVER) == []
+    for at in (NOON + 2, NOON + 3):
+        send_small(h, at, small_costly(), monkeypatch)
+    got = sorted((r.function_id, json.dumps(r.keys, sort_keys=True)) for r in h.runs())
+    assert got == sorted(expected * 2)
+    assert h.outcomes(OVER) == []
+
+
+def test_a_small_event_meeting_only_cheap_expressions_is_not_foreseen(database_url: str) -> None:
+    h = Harness(database_url, replace(config(), triggers=(EventTrigger(EVENT, FINE_IF),)))
+    body = json.dumps({"name": EVENT, "data": {"items": [1, 2, 3]}}).encode()
+    incoming = parse_body(body, NOON)
+    assert asyncio.run(events.foresee_costly(h.registry, incoming)) is incoming

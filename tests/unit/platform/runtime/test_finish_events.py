@@ -26,11 +26,13 @@ def emitted(h: Harness, name: str) -> dict[str, Any]:
     return data
 
 
-def fail(h: Harness, error: dict[str, Any], http_status: int) -> str:
+def fail(h: Harness, error: dict[str, Any], http_status: int, no_retry: bool = False) -> str:
     h.send(NOON)
     run_id = str(h.runs()[0].id)
     with h.tx(NOON + 10) as tx:
-        runs.finish_run(tx, run_id, "FAILED", None, error=error, http_status=http_status)
+        runs.finish_run(
+            tx, run_id, "FAILED", None, error=error, http_status=http_status, no_retry=no_retry
+        )
     return run_id
 
 
@@ -46,6 +48,15 @@ def test_failed_events_carry_the_status_name_message_and_stack(database_url: str
     assert emitted(h, SystemEvent.FUNCTION_FAILED)["error"] == standard
     assert emitted(h, SystemEvent.FUNCTION_FINISHED)["error"] == standard
     assert h.run(run_id).output == SDK_ERROR  # the run's output is unchanged
+
+
+def test_an_answer_that_said_not_to_retry_is_a_non_retriable_error(database_url: str) -> None:
+    # Inngest's HTTP driver replaces the status error with "NonRetriableError" then
+    h = Harness(database_url)
+    run_id = fail(h, SDK_ERROR, 500, no_retry=True)
+    assert emitted(h, SystemEvent.FUNCTION_FAILED)["error"]["error"] == "NonRetriableError"
+    assert emitted(h, SystemEvent.FUNCTION_FINISHED)["error"]["error"] == "NonRetriableError"
+    assert h.run(run_id).output == SDK_ERROR
 
 
 def test_a_failure_without_an_answer_repeats_its_message(database_url: str) -> None:
