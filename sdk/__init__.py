@@ -34,6 +34,7 @@ from weir.sdk._declaring.scopes import Scope
 from weir.sdk._declaring.triggers import TriggerCron, TriggerEvent
 from weir.sdk._errors import (
     InvalidFunctionsError,
+    NoFencingToken,
     NonRetriableError,
     RetryAfterError,
     SendEventsError,
@@ -55,6 +56,7 @@ __all__ = [
     "Function",
     "InvalidFunctionsError",
     "Lane",
+    "NoFencingToken",
     "NonRetriableError",
     "Priority",
     "RateLimit",

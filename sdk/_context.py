@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from weir.sdk._errors import NoFencingToken
 from weir.sdk._event import Event
 from weir.sdk._logs import ReplayLogger
 from weir.sdk._steps.steps import Step, StepSync
@@ -18,18 +19,24 @@ class _RunInfo:
     max_attempts: int | None = None
     job_id: str | None = None
     request_id: str | None = None
-    fences: dict[str, int] = field(default_factory=dict)  # Weir: fencing tokens, by scope
+    fences: dict[str, int] = field(default_factory=dict)  # Weir: this call's tokens, by scope
     # Logs only when the code runs for the first time, not while it replays memoized steps.
     logger: ReplayLogger = field(default_factory=lambda: ReplayLogger(lambda: False, {}))
 
     def fence(self, scope: str = "lane") -> int:
-        """The fencing token of `scope` this run holds: it grows with every new holder of the
+        """The fencing token of `scope` this call holds: it grows with every new holder of the
         scope, so a downstream system that keeps the highest token it has seen can refuse
-        writes carrying a lower one (docs/semantics.md#fencing-tokens)."""
+        writes carrying a lower one (docs/semantics.md#fencing-tokens).
+
+        `lane`: held by a run of a function with `lane=`, the same for its whole life.
+        `concurrency0` (`concurrency1` for a second limit): held by one call, taken when it
+        was claimed while that key's live capacity was 1; each call takes a new one, and a
+        call claimed under a larger capacity (an operator raised it) holds none. Raises
+        NoFencingToken (a LookupError) for a scope the call does not hold, saying why;
+        `ctx.fences.get(scope)` is None instead."""
         token = self.fences.get(scope)
         if token is None:
-            held = ", ".join(sorted(self.fences)) or "none"
-            raise LookupError(f"this run holds no {scope!r} fencing token (it holds: {held})")
+            raise NoFencingToken(scope, list(self.fences), f"ctx.fences.get({scope!r})")
         return token
 
 

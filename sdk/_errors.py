@@ -48,6 +48,31 @@ class InvalidFunctionsError(ValueError):
         super().__init__(f"{len(self.problems)} invalid function option(s):\n{lines}")
 
 
+class NoFencingToken(LookupError):
+    """The call holds no fencing token of `scope`. A run holds a `lane` token only if its
+    function has `lane=`, the same through its whole life. A concurrency token
+    (`concurrency0`, `concurrency1`) is per call: Weir hands one to a call only if the call
+    was claimed while that key's live capacity was 1, so one call of a run may hold it and
+    the next not (an operator raised the capacity: calls then run side by side, and no token
+    could order them)."""
+
+    def __init__(self, scope: str, held: Sequence[str], lookup: str) -> None:
+        self.scope = scope
+        self.held = sorted(held)
+        why = (
+            "Weir hands one only to a call claimed while that concurrency key's live capacity "
+            "is 1; under a larger capacity (raised by an operator, or declared) calls run side "
+            "by side and no token orders them"
+            if scope.startswith("concurrency")
+            else "only a run of a function declared with a lane holds one"
+        )
+        super().__init__(
+            f"this call holds no {scope!r} fencing token (it holds: "
+            f"{', '.join(self.held) or 'none'}): {why}. Where a write may go without a "
+            f"token, read {lookup} instead: None when there is none"
+        )
+
+
 class SendEventsError(Exception):
     """The Event API refused the events; `ids` holds whatever it accepted."""
 

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from weir.sdk._declaring.options import Lane
 from weir.sdk._declaring.problems import Problems, raise_if_any
 from weir.sdk._errors import InvalidFunctionsError
+from weir.sdk._errors import NoFencingToken as NoFencingToken  # raised by `fence`
 
 URL_PARAM = "weir"
 F = TypeVar("F")
@@ -71,7 +72,8 @@ def _with_block(step: Any, text: str) -> Any:
 
 
 def fences(job_id: str | None) -> dict[str, int]:
-    """The fencing tokens in a job id Weir sent (`<job id>;lane=7`), by scope."""
+    """The fencing tokens in a job id Weir sent (`<job id>;lane=7`), by scope: those this call
+    holds (see `fence`)."""
     tokens: dict[str, int] = {}
     for part in (job_id or "").split(";")[1:]:
         scope, _, value = part.partition("=")
@@ -81,9 +83,15 @@ def fences(job_id: str | None) -> dict[str, int]:
 
 
 def fence(ctx: Any, scope: str = "lane") -> int:
-    """The fencing token of `scope` the run holds, read from the official SDK's `ctx.job_id`."""
+    """The fencing token of `scope` this call holds, read from the official SDK's `ctx.job_id`.
+
+    `lane`: held by a run of a function with a lane, the same for its whole life.
+    `concurrency0` (`concurrency1` for a second limit): held by one call, taken when it was
+    claimed while that key's live capacity was 1; each call takes a new one, and a call
+    claimed under a larger capacity (an operator raised it) holds none. Raises NoFencingToken
+    (a LookupError) for a scope the call does not hold, saying why;
+    `fences(ctx.job_id).get(scope)` is None instead."""
     found = fences(getattr(ctx, "job_id", None))
     if scope not in found:
-        held = ", ".join(sorted(found)) or "none"
-        raise LookupError(f"this run holds no {scope!r} fencing token (it holds: {held})")
+        raise NoFencingToken(scope, list(found), f"fences(ctx.job_id).get({scope!r})")
     return found[scope]

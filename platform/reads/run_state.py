@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import HistoryKind, RunStateKind, RunStatus
+from weir.platform.store.flow import capacity
 from weir.platform.store.records.runs import Run
 from weir.platform.store.records.steps import HistoryEntry
 from weir.platform.store.views import run_facts
@@ -141,6 +142,9 @@ class StateFacts:
     parked: dict[str, str]  # lane -> key hash it is parked on
     children: dict[str, RunLink]  # correlation id -> invoked run
     calls: CallFacts  # step names, and the step a retried call runs again
+    # concurrency capacity id -> its live size: slots are counted against it, not the
+    # declared limit (an operator may have raised or cut it)
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
@@ -149,7 +153,8 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
     ids = [r.id for r in live]
     items = run_facts.run_items(conn, ids)
     entries = run_facts.open_entries(conn, ids)
-    hashes = {h for r in live for h, _, limit in _concurrency_keys(r) if limit > 0}
+    keys = [k for r in live for k in _concurrency_keys(r) if k.limit > 0]
+    hashes = {k.hash for k in keys}
     # Step names matter for a planned step's call and for a retried call (which reruns the
     # step whose error the last call reported).
     named = [r for r in ids if any(i.step_id != DISCOVERY or i.attempt > 0 for i in items[r])]
@@ -166,6 +171,7 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
         parked=run_facts.parked_lanes(conn, {r.lane for r in live}),
         children=run_facts.runs_by_correlation(conn, correlations),
         calls=run_facts.call_facts(conn, named),
+        sizes=capacity.concurrency_sizes(conn, [k.capacity for k in keys if k.capacity]),
     )
 
 
@@ -316,28 +322,39 @@ def _key_words(key: str) -> str:
     return f" (key {key!r})" if key else ""
 
 
-def _concurrency_keys(run: Run) -> list[tuple[str, str, int]]:
-    """(hash, key text, limit) of each concurrency limit and resource scope the run carries,
-    in config order (the limit its code declares; a live capacity may differ)."""
+@record(slots=True)
+class _Key:
+    hash: str
+    text: str
+    limit: int  # the limit its code declares (a live capacity may differ)
+    capacity: str  # the capacity's id ("": none)
+
+
+def _concurrency_keys(run: Run) -> list[_Key]:
+    """Each concurrency limit and resource scope the run carries, in config order."""
     found = []
     for name in sorted(run.keys):
         value = run.keys[name]
         if not isinstance(value, dict) or not value.get("hash"):
             continue
+        cap = str(value.get("capacity") or "")
         if name.startswith(CONCURRENCY):
-            found.append((str(value["hash"]), str(value.get("key", "")), int(value["limit"])))
+            text = str(value.get("key", ""))
         elif name.startswith(SCOPE):  # a resource scope: named by the scope, then its key
             text = " ".join(str(part) for part in (value.get("scope"), value.get("key")) if part)
-            found.append((str(value["hash"]), text, int(value["limit"])))
+        else:
+            continue
+        found.append(_Key(str(value["hash"]), text, int(value["limit"]), cap))
     return found
 
 
 def _full_keys(run: Run, facts: StateFacts) -> list[KeyUse]:
     parked = facts.parked.get(run.lane)
     uses = []
-    for key_hash, text, limit in _concurrency_keys(run):
-        if limit <= 0:
+    for k in _concurrency_keys(run):
+        if k.limit <= 0:
             continue
+        key_hash, text, limit = k.hash, k.text, facts.sizes.get(k.capacity, k.limit)
         holders = facts.holders.get(key_hash, [])
         use = KeyUse(text, len(holders), limit, tuple(holders))
         # A parked lane counts as blocked even if a slot freed a moment ago: it is woken next.

@@ -98,3 +98,38 @@ def test_a_released_slot_still_wakes_the_lanes_parked_on_its_key(store: Store) -
     store.write(lambda c: q.finish(c, held, 2))
     [nxt] = claim(store, now=2)
     assert nxt.lane == "lane-1"  # the earliest head takes the freed slot
+
+
+def test_a_lane_whose_items_all_execute_takes_the_new_room_for_work_enqueued_later(
+    store: Store,
+) -> None:
+    """The claim that filled the key parked the lane, with nothing due behind its executing
+    item: raised meanwhile, the work that arrives after the raise starts at once, without
+    waiting for the holder to end or its lease to run out."""
+    store.write(lambda c: capacity.declare(c, KIND, CAP, "scope shared", 1, 0))
+    limits = (q.SlotLimit(SHARED, 1, CAP),)
+    store.write(partial(q.enqueue, item=new_item("only", limits=limits)))
+    [held] = claim(store, now=0)
+    assert parked(store) == {"only": SHARED}  # filled by this claim: parked at once
+
+    raise_to(store, 3, revision=1, now=1)
+    for i in (1, 2, 3):
+        store.write(
+            partial(q.enqueue, item=new_item("only", score=i, available_at=2, limits=limits))
+        )
+
+    assert len(claim(store, now=2)) == 2  # the two slots the raise added; the third waits
+    assert store.rows("SELECT count(*) FROM slots WHERE key_hash = :k", k=SHARED) == [(3,)]
+    assert held.keys == (SHARED,)
+
+
+def test_idle_lanes_leave_the_new_room_to_lanes_with_due_work(store: Store) -> None:
+    """Lanes with work due take the new slots first; an idle lane is unparked only if room is
+    left after them."""
+    store.write(lambda c: capacity.declare(c, KIND, CAP, "scope shared", 1, 0))
+    enqueue_lanes(store, ["lane-0", "lane-1", "lane-2"], SHARED)
+    claim(store, now=0)  # lane-0 holds the slot, idle behind it; lane-1 and lane-2 wait
+    raise_to(store, 2, revision=1, now=1)  # one new slot: lane-1's
+    assert parked(store) == {"lane-0": SHARED, "lane-1": None, "lane-2": SHARED}
+    raise_to(store, 4, revision=2, now=1)  # two more: lane-2 takes one, one is left
+    assert parked(store) == {"lane-0": None, "lane-1": None, "lane-2": None}

@@ -137,6 +137,15 @@ def set_capacity(
     return _get(conn, kind, cap_id)
 
 
+def concurrency_sizes(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
+    """The stored sizes of concurrency capacities among `ids` (those not stored yet are left
+    out: their declared limit holds): what a slot count is shown against."""
+    if not ids:
+        return {}
+    rows = conn.execute(_SIZES.where(capacities.c.id.in_(sorted(set(ids)))))
+    return {str(row.id): int(row.capacity) for row in rows}
+
+
 _METER_SIZES = select(capacities.c.id, capacities.c.capacity).where(
     capacities.c.kind == CapacityKind.METER
 )

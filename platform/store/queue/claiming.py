@@ -119,6 +119,7 @@ class _Room:
     items: int  # how many items of the lane may take a slot of every key now
     tightest: str | None  # the key that allows no more than that (None: the budget did)
     tightest_empty: bool = False  # that key had no live slot: filled, all its slots are ours
+    fenced: tuple[str, ...] = ()  # the keys whose live size is 1: each holder takes a fence
 
 
 def _claim_lane(
@@ -135,7 +136,7 @@ def _claim_lane(
             conn, row, payload, now, start_throttle.check, throttled, span.ledgers
         )
         if verdict.start:
-            claimed.append(lease_row(conn, row, payload, limits, now, lease))
+            claimed.append(lease_row(conn, row, payload, limits, now, lease, room.fenced))
         elif verdict.defer_to is None:
             break  # another process is deciding this throttle key: leave the rest for now
         if rolling_windows.charges(payload, throttled):
@@ -168,6 +169,7 @@ def _room(
     claimers needing overlapping keys never wait for each other in a cycle; a slot of every
     key is taken in the same transaction, or none."""
     room, tightest, empty = budget, None, False
+    fenced: list[str] = []
     for limit in sorted(limits):
         if limit.unlimited:
             continue
@@ -176,10 +178,12 @@ def _room(
         size, used = size_and_use(conn, limit, now)
         if size <= 0:
             continue
+        if size == 1:
+            fenced.append(limit.key)
         free = size - used
         if free <= 0:
             park(conn, lane, limit.key, now)
             return _Room(0, None)
         if free <= room:  # claiming `room` items fills this key
             room, tightest, empty = free, limit.key, used == 0
-    return _Room(room, tightest, empty)
+    return _Room(room, tightest, empty, tuple(fenced))

@@ -40,23 +40,28 @@ def _next_holder(conn: Connection, item: Claimed, now: int, lease_ms: int) -> Cl
     for key in item.keys:
         if OTHER_PARKED.first(conn, {"b_key": key, "b_lane": item.lane}) is not None:
             return None  # the claim decides, by score, which waiting lane goes first
-    if not _room_kept(conn, item, now):
+    fenced = _room_kept(conn, item, now)
+    if fenced is None:
         return None
     row = rows[0]
     payload = json_text.loads(row.payload)
     throttled = start_throttle.window(payload)
     if not rolling_windows.check(conn, row, payload, now, start_throttle.check, throttled).start:
         return None
-    return lease_row(conn, row, payload, item.limits, now, lease_ms, slots_of=item.id)
+    return lease_row(conn, row, payload, item.limits, now, lease_ms, fenced, slots_of=item.id)
 
 
-def _room_kept(conn: Connection, item: Claimed, now: int) -> bool:
-    """Whether every key still has room for the slot `item` holds: not if a capacity was
-    lowered to what the other holders take (new holders wait; nobody's slot is revoked)."""
+def _room_kept(conn: Connection, item: Claimed, now: int) -> tuple[str, ...] | None:
+    """Whether every key still has room for the slot `item` holds: not (None) if a capacity
+    was lowered to what the other holders take (new holders wait; nobody's slot is revoked).
+    If so, the keys whose live size is 1, whose next holder takes a fence."""
+    fenced: list[str] = []
     for limit in item.limits:
         if limit.unlimited:
             continue
         size, used = size_and_use(conn, limit, now, other_than=item.id)
         if size > 0 and used >= size:
-            return False
-    return True
+            return None
+        if size == 1:
+            fenced.append(limit.key)
+    return tuple(fenced)

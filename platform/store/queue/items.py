@@ -68,7 +68,7 @@ class Claimed:
     token: str
     keys: tuple[str, ...]  # concurrency keys whose slots this item holds
     claimed_at: int
-    fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of limit 1
+    fences: dict[str, int] = field(default_factory=dict)  # key hash -> token, keys of size 1
     limits: tuple[SlotLimit, ...] = ()  # the lane's limits, whose keys these are (`hand_on`)
     series: int = 0  # calls the row carried before this one (`enqueue_in_place`)
 

@@ -72,17 +72,19 @@ def lease_row(
     limits: tuple[SlotLimit, ...],
     now: int,
     lease: int,
+    fenced: tuple[str, ...],
     slots_of: int | None = None,
 ) -> Claimed:
     """Lease the item and take a slot of each of its lane's keys (those of `slots_of`, a
-    finished item, when given), and a new fence of each key with limit 1."""
+    finished item, when given), and a new fence of each key in `fenced`: those whose live
+    size, read under the key's lock, is 1 (one holder at a time; under a larger capacity
+    holders overlap, and no token could tell an old one from a new one)."""
     token = new_token()
     until = now + lease
     LEASE.run(conn, {"b_id": row.id, "b_until": until, "b_token": token, "b_now": now})
     keys = tuple(limit.key for limit in limits)
     for key in keys:
         take_slot(conn, key, row.id, until, slots_of)
-    single = [limit.key for limit in limits if limit.limit == 1]  # each claim: a new fence
     return Claimed(
         id=row.id,
         kind=row.kind,
@@ -95,7 +97,7 @@ def lease_row(
         token=token,
         keys=keys,
         claimed_at=now,
-        fences=fences.take(conn, single) if single else {},
+        fences=fences.take(conn, fenced) if fenced else {},
         series=row.series,
         limits=limits,
     )

@@ -21,6 +21,7 @@ from weir.platform.store.engine.schema import (
     runs,
     slots,
 )
+from weir.platform.store.flow import capacity
 from weir.platform.store.records.events import (
     Outcome,
     StoredEvent,
@@ -293,7 +294,7 @@ def backlog_by_function(conn: Connection) -> dict[str, int]:
 class SlotUse:
     function_id: str
     key: str  # the evaluated key text; "" for the function-wide limit
-    limit: int
+    limit: int  # the key's live capacity (the declared limit while none is stored)
     in_use: int
 
 
@@ -310,14 +311,21 @@ def slots_in_use(conn: Connection, now_ms: int) -> list[SlotUse]:
     )
     counts: dict[tuple[str, str], list[Any]] = {}
     for row in conn.execute(query):
-        key, limit = _key_of(json.loads(row.run_keys), row.key_hash)
-        entry = counts.setdefault((str(row.function_id), row.key_hash), [key, limit, 0])
-        entry[2] += 1
-    return [SlotUse(fn, k, lim, n) for (fn, _), (k, lim, n) in sorted(counts.items())]
+        key, limit, cap = _key_of(json.loads(row.run_keys), row.key_hash)
+        entry = counts.setdefault((str(row.function_id), row.key_hash), [key, limit, cap, 0])
+        entry[3] += 1
+    # shown against the live capacity (an operator's raise or cut), not the declared limit
+    sizes = capacity.concurrency_sizes(conn, [e[2] for e in counts.values() if e[2]])
+    return [
+        SlotUse(fn, k, sizes.get(cap, lim), n)
+        for (fn, _), (k, lim, cap, n) in sorted(counts.items())
+    ]
 
 
-def _key_of(keys: dict[str, Any], key_hash: str) -> tuple[str, int]:
+def _key_of(keys: dict[str, Any], key_hash: str) -> tuple[str, int, str]:
+    """The key's text, declared limit and capacity id, as the run's keys name them."""
     for value in keys.values():
         if isinstance(value, dict) and value.get("hash") == key_hash:
-            return str(value.get("key", "")), int(value.get("limit", 0))
-    return "", 0
+            key, limit = str(value.get("key", "")), int(value.get("limit", 0))
+            return key, limit, str(value.get("capacity") or "")
+    return "", 0, ""

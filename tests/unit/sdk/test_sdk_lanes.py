@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import inngest
@@ -10,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from weir.platform.functions import Lane as PlatformLane
 from weir.platform.functions import parse_sync
-from weir.sdk import Context, InvalidFunctionsError, Lane, Weir, serve
+from weir.sdk import Context, InvalidFunctionsError, Lane, NoFencingToken, Weir, official, serve
 from weir.sdk._client import compile_all
 from weir.sdk.official import fence, fences, weir_options
 
@@ -125,3 +126,24 @@ def test_rolling_windows_travel_from_an_official_sdk_app() -> None:
 def test_weir_options_refuse_a_bad_lane_at_once() -> None:
     with pytest.raises(InvalidFunctionsError, match="needs a key"):
         weir_options(lane=Lane())
+
+
+def test_a_call_without_a_concurrency_token_is_told_why_in_both_sdks() -> None:
+    """A call claimed while its key's live capacity was above 1 holds no `concurrency0`
+    token (docs/semantics.md#fencing-tokens): `fence` raises NoFencingToken, a LookupError
+    saying so; the dict of tokens gives None instead, for a write that may go without one."""
+    event: Any = {"name": "app/e", "data": {}}
+    ctx = Context(event=event, events=[event], run_id="r", attempt=0, fences={"lane": 7})
+
+    class Official:
+        job_id = "9;lane=7"
+
+    for read, tokens in ((ctx.fence, ctx.fences), (partial(fence, Official()), fences("9;lane=7"))):
+        with pytest.raises(NoFencingToken, match="live capacity is 1") as caught:
+            read("concurrency0")
+        assert isinstance(caught.value, LookupError)
+        assert caught.value.scope == "concurrency0" and caught.value.held == ["lane"]
+        assert tokens.get("concurrency0") is None and read("lane") == 7
+    with pytest.raises(NoFencingToken, match="declared with a lane"):
+        Context(event=event, events=[event], run_id="r", attempt=0).fence()
+    assert official.NoFencingToken is NoFencingToken  # importable beside `fence`
