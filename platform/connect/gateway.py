@@ -199,9 +199,10 @@ class Gateway:
         for app in hello.apps:
             try:
                 payload = _sync_payload(hello, app)
-                result = await self.register(payload)
+                result = await self.register(payload)  # a refused sync is logged there
             except (ValueError, SyncError) as exc:
-                log.warning("Connect sync of %s failed: %s", app.app_name, exc)
+                if not isinstance(exc, SyncError):
+                    log.warning("Connect sync of %s failed: %s", app.app_name, exc)
                 with contextlib.suppress(SocketClosed):
                     await socket.send(Message(Kind.SYNC_FAILED, str(exc).encode()).encode())
                 # the whole error is in the log and SYNC_FAILED; the close reason is short
@@ -230,21 +231,28 @@ class Gateway:
         elif msg.kind == Kind.WORKER_PAUSE:  # shutting down: no new calls, running ones finish
             conn.draining = True
         elif msg.kind == Kind.WORKER_REQUEST_ACK:
-            pending = self.pending.get(wire.RequestAck.decode(msg.payload).request_id)
+            pending = self._call_of(conn, wire.RequestAck.decode(msg.payload).request_id)
             if pending is not None:
                 pending.acked.set()
         elif msg.kind == Kind.WORKER_REQUEST_EXTEND_LEASE:
-            await conn.send(Kind.WORKER_REQUEST_EXTEND_LEASE_ACK, self._extend(msg.payload))
+            await conn.send(Kind.WORKER_REQUEST_EXTEND_LEASE_ACK, self._extend(conn, msg.payload))
         elif msg.kind == Kind.WORKER_REPLY:
             reply = wire.Reply.decode(msg.payload)
-            self.take_reply(reply)
+            if self._call_of(conn, reply.request_id) is not None:
+                self.take_reply(reply)
             # acked even when no call waits for it (it ended meanwhile): nothing else will
             await conn.send(Kind.WORKER_REPLY_ACK, wire.ReplyAck(reply.request_id).encode())
 
-    def _extend(self, payload: bytes) -> bytes:
+    def _call_of(self, conn: Conn, request_id: str) -> Pending | None:
+        """The call `request_id` if it is of an app `conn` serves: a worker's messages act
+        only on its own apps' calls (a reconnected worker of the app answers the same call)."""
+        pending = self.pending.get(request_id)
+        return pending if pending is not None and pending.target.app_id in conn.apps else None
+
+    def _extend(self, conn: Conn, payload: bytes) -> bytes:
         """A new lease for a call still waiting, or none: the worker then drops the call."""
         asked = wire.ExtendLease.decode(payload)
-        pending = self.pending.get(asked.request_id)
+        pending = self._call_of(conn, asked.request_id)
         new: str | None = None
         if pending is not None and pending.lease_id == asked.lease_id:
             pending.lease_id, pending.lease_until = secrets.token_hex(8), _now() + LEASE_S
@@ -266,6 +274,10 @@ class Gateway:
         if conn in self.conns:
             self.conns.remove(conn)
             log.info("Connect worker %s disconnected", conn.id)
+
+    def workers_of(self, app_id: str) -> int:
+        """The workers connected for the app (the Apps page shows it)."""
+        return sum(1 for c in self.conns if app_id in c.apps)
 
     # -- calls ---------------------------------------------------------------------------------
     async def call(self, target: Target, body: bytes, timeout_s: float) -> wire.Reply:
