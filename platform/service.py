@@ -90,7 +90,9 @@ class Platform:
         # apps that connect out to Weir over a WebSocket (inngest.connect): synced like any
         # app, but only those the operator names (connect/binding.py)
         self.connect_apps = binding.policy(settings.connect_apps, dev=settings.dev)
-        self.gateway = Gateway(self.register_connect)
+        self.gateway = Gateway(
+            self.register_connect, lambda name: binding.refused_name(name, self.connect_apps)
+        )
         self.driver.connect = ConnectTransport(self.gateway, settings.app_timeout_s)
         self.scheduler = Scheduler(
             self.db,
@@ -428,7 +430,8 @@ class Platform:
         except SyncError as exc:
             url = _sync_url(payload, worker=worker)
             self._sync_failed(url, str(exc))
-            if url not in self._asking:  # else the PUT's answer carries it to sync_url's line
+            # a PUT's answer carries it to sync_url's line; the gateway logs a worker's
+            if url not in self._asking and not worker:
                 _log_sync_failure(
                     url, str(exc), "refused the sync of %s: %s", "refused the sync of %s"
                 )

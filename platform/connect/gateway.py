@@ -38,8 +38,10 @@ MAX_SESSIONS = 10_000  # unused sessions kept at most: a flood of starts cannot 
 WORKER_WAIT_S = 15.0  # a call waits this long for a worker (the SDK reconnects within 5 s)
 PROTOCOL = "v0.connect.inngest.com"  # the WebSocket subprotocol the SDK asks for
 SESSION_PARAM = "session"  # the gateway URL's query parameter carrying the session token
+REFUSAL_LOG_S = 60.0  # the same refusal of a worker is logged at most this often
 
 Register = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Refuse = Callable[[str], str | None]  # why a worker may not serve the app named so, or None
 
 
 class Socket(Protocol):
@@ -116,11 +118,12 @@ class Pending:
 
 
 class Gateway:
-    def __init__(self, register: Register) -> None:
-        self.register = register
+    def __init__(self, register: Register, refuse: Refuse = lambda name: None) -> None:
+        self.register, self.refuse = register, refuse
         self.conns: list[Conn] = []
         self.pending: dict[str, Pending] = {}
         self._sessions: dict[str, tuple[str, float]] = {}  # token -> (connection id, expiry)
+        self._refusals: dict[str, float] = {}  # a refusal's text -> when it was last logged
         self._changed = asyncio.Event()  # set (and replaced) when a worker may have room
         self._closing = False
 
@@ -195,21 +198,34 @@ class Gateway:
 
     async def _sync(self, socket: Socket, hello: wire.WorkerConnect) -> dict[str, str] | None:
         """Sync each app the worker serves, as an HTTP sync would; app id -> app name."""
+        refusals = [r for app in hello.apps if (r := self.refuse(app.app_name)) is not None]
+        if refusals:  # before any sync: a worker refused one of its apps registers none
+            await self._refused(socket, "; ".join(refusals), "; ".join(refusals))
+            return None
         apps: dict[str, str] = {}
         for app in hello.apps:
             try:
                 payload = _sync_payload(hello, app)
-                result = await self.register(payload)  # a refused sync is logged there
+                result = await self.register(payload)
             except (ValueError, SyncError) as exc:
-                if not isinstance(exc, SyncError):
-                    log.warning("Connect sync of %s failed: %s", app.app_name, exc)
-                with contextlib.suppress(SocketClosed):
-                    await socket.send(Message(Kind.SYNC_FAILED, str(exc).encode()).encode())
-                # the whole error is in the log and SYNC_FAILED; the close reason is short
-                await socket.close(1008, _reason(f"sync of app {app.app_name!r} failed: {exc}"))
+                await self._refused(socket, f"sync of app {app.app_name!r} failed: {exc}", str(exc))
                 return None
             apps[str(result["app_id"])] = app.app_name
         return apps
+
+    async def _refused(self, socket: Socket, said: str, sync_failed: str) -> None:
+        """Refuse the worker: SYNC_FAILED with the whole error, then a close with its start.
+        A refused worker reconnects every second or so: the same refusal is logged once a
+        minute (REFUSAL_LOG_S), not at each attempt."""
+        now = _now()
+        if now - self._refusals.get(said, -REFUSAL_LOG_S) >= REFUSAL_LOG_S:
+            if len(self._refusals) >= MAX_SESSIONS:
+                self._refusals.clear()
+            self._refusals[said] = now
+            log.warning("refused a Connect worker (logged once a minute): %s", said)
+        with contextlib.suppress(SocketClosed):
+            await socket.send(Message(Kind.SYNC_FAILED, sync_failed.encode()).encode())
+        await socket.close(1008, _reason(said))
 
     async def _listen(self, conn: Conn) -> None:
         silence = HEARTBEAT_S * MISSED_HEARTBEATS

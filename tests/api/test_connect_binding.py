@@ -63,8 +63,11 @@ def hello(session: pb.StartResponse, app: str, functions: list[dict[str, Any]]) 
     return message(KIND.WORKER_CONNECT, data)
 
 
-def refused(client: TestClient, app: str, functions: list[dict[str, Any]], **headers: str) -> str:
-    """Connect a worker of `app`; the text of the SYNC_FAILED that refuses it."""
+def refused(
+    client: TestClient, app: str, functions: list[dict[str, Any]], **headers: str
+) -> tuple[str, str]:
+    """Connect a worker of `app`; the text of the SYNC_FAILED that refuses it, and the reason
+    of the close that follows."""
     session = start(client, **headers)
     with client.websocket_connect(session.gateway_endpoint) as ws:
         assert receive(ws).kind == KIND.GATEWAY_HELLO
@@ -72,8 +75,8 @@ def refused(client: TestClient, app: str, functions: list[dict[str, Any]], **hea
         failed = receive(ws)
         assert failed.kind == KIND.SYNC_FAILED, failed
         closed = _closed(ws)
-    assert closed.code == 1008 and f"sync of app {app!r} failed" in closed.reason
-    return failed.payload.decode()
+    assert closed.code == 1008
+    return failed.payload.decode(), closed.reason
 
 
 @contextlib.contextmanager
@@ -91,7 +94,7 @@ def test_a_worker_s_function_is_called_over_its_socket_only(client: TestClient) 
     """A function URL a worker registers would be called over HTTP, outside
     --allowed-app-hosts: refused, and nothing of the app is registered."""
     internal = "http://169.254.169.254/latest?fnId=app-job&stepId=step"
-    text = refused(client, "app", [worker_function("app", "job", url=internal)])
+    text, _ = refused(client, "app", [worker_function("app", "job", url=internal)])
     assert "function 'app-job', option 'url'" in text
     assert "called over its socket" in text
     assert "app-job" not in client.get("/functions").text
@@ -101,12 +104,52 @@ def test_a_worker_does_not_take_a_function_another_app_holds(client: TestClient)
     synced = client.post("/fn/register", json=sync_body(function("job")))  # app "app", HTTP
     assert synced.status_code == 200, synced.text
     other = worker_function("other", "job") | {"id": "app-job"}  # the HTTP app's function
-    text = refused(client, "other", [other])
+    text, _ = refused(client, "other", [other])
     assert "function 'app-job', option 'id': another app holds a function of this id" in text
     query = {"query": "{ functions { slug url } }"}
     functions = client.post("/v0/gql", json=query).json()["data"]["functions"]
     [held] = [f for f in functions if f["slug"] == "app-job"]
     assert held["url"].startswith("http://")  # still the HTTP app's
+
+
+def test_a_worker_retrying_a_refused_connect_is_logged_once_a_minute(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = start_settings(tmp_path, connect_apps=("app",))
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        for _ in range(3):  # as the SDK does, about once a second
+            refused(client, "intruder", [worker_function("intruder", "job")], **SIGNED)
+    lines = [r.getMessage() for r in caplog.records if r.name == "weir.connect"]
+    said = [line for line in lines if "'intruder' may not be served" in line]
+    assert len(said) == 1, lines
+    assert said[0].startswith("refused a Connect worker (logged once a minute): the app")
+
+
+def test_a_worker_refused_one_of_its_apps_registers_none(tmp_path: Path) -> None:
+    settings = start_settings(tmp_path, connect_apps=("app",))
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
+        session = start(client, **SIGNED)
+        apps = [
+            pb.AppConfiguration(app_name=name, functions=json.dumps([fn]).encode())
+            for name, fn in (
+                ("app", worker_function("app", "job")),
+                ("intruder", worker_function("intruder", "job")),
+            )
+        ]
+        data = pb.WorkerConnectRequestData(
+            connection_id=session.connection_id,
+            instance_id="two-apps",
+            auth_data=pb.AuthData(session_token=session.session_token),
+            apps=apps,
+        )
+        with client.websocket_connect(session.gateway_endpoint) as ws:
+            receive(ws)
+            ws.send_bytes(message(KIND.WORKER_CONNECT, data))
+            failed = receive(ws)
+            assert failed.kind == KIND.SYNC_FAILED and b"'intruder'" in failed.payload
+            assert _closed(ws).code == 1008
+        page = client.get("/functions", headers={"authorization": f"Bearer {TOKEN}"}).text
+    assert "app-job" not in page and "intruder-job" not in page
 
 
 def test_a_worker_reconnecting_keeps_its_own_functions(client: TestClient) -> None:
@@ -158,9 +201,12 @@ def test_weir_start_without_connect_apps_refuses_every_worker_at_start(tmp_path:
 def test_weir_start_serves_over_connect_the_apps_it_names_only(tmp_path: Path) -> None:
     settings = start_settings(tmp_path, connect_apps=("app",))
     with TestClient(create_app(settings), base_url=LOCAL) as client:
-        text = refused(client, "intruder", [worker_function("intruder", "job")], **SIGNED)
-        assert "the app 'intruder' may not be served by a Connect worker" in text
-        assert "--connect-apps names only app" in text
+        text, reason = refused(client, "intruder", [worker_function("intruder", "job")], **SIGNED)
+        assert text == (
+            "the app 'intruder' may not be served by a Connect worker: --connect-apps names "
+            "only app; add it there to let its workers connect"
+        )
+        assert reason.startswith("the app 'intruder' may not be served by a Connect worker")
         session = start(client, **SIGNED)
         with client.websocket_connect(session.gateway_endpoint) as ws:
             receive(ws)
