@@ -550,8 +550,8 @@ class Platform:
 
 
 def _sync_url(payload: Any, *, worker: bool) -> str:
-    """The URL a sync's errors are kept and logged under: a worker's name its app, as every
-    Connect app's URL is the same (one refused worker must not mark the others failed)."""
+    """The URL a sync's errors are kept under: a worker's carries its app's name, as every
+    Connect app has the same URL (one refused worker must not mark the others failed)."""
     if worker:
         name = payload.get("appname") if isinstance(payload, dict) else None
         return binding.worker_url(name if isinstance(name, str) else "")
