@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from weir.expressions import configure_budget
+from weir.platform.connect import binding
 from weir.platform.connect.gateway import Gateway
 from weir.platform.connect.transport import ConnectTransport
 from weir.platform.executor import ai_hosts
@@ -86,8 +87,12 @@ class Platform:
         )
         # start mode trusts only signed answers (docs/protocol.md §12.2); dev mode trusts any
         self.driver.verify_keys = () if settings.dev else settings.signing_keys
-        # apps that connect out to Weir over a WebSocket (inngest.connect): synced like any app
-        self.gateway = Gateway(self.register)
+        # apps that connect out to Weir over a WebSocket (inngest.connect): synced like any
+        # app, but only those the operator names (connect/binding.py)
+        self.connect_apps = binding.policy(settings.connect_apps, dev=settings.dev)
+        self.gateway = Gateway(
+            self.register_connect, lambda name: binding.refused_name(name, self.connect_apps)
+        )
         self.driver.connect = ConnectTransport(self.gateway, settings.app_timeout_s)
         self.scheduler = Scheduler(
             self.db,
@@ -398,23 +403,40 @@ class Platform:
         return ids
 
     async def register(self, payload: Any) -> dict[str, Any]:
+        """An app's sync over HTTP (`/fn/register`)."""
+        return await self._register(payload, worker=False)
+
+    async def register_connect(self, payload: Any) -> dict[str, Any]:
+        """A Connect worker's sync of one of its apps: only an app `--connect-apps` admits,
+        never one (or a function of one) served over HTTP."""
+        return await self._register(payload, worker=True)
+
+    async def _register(self, payload: Any, *, worker: bool) -> dict[str, Any]:
         try:
             sync = parse_sync(payload)
+            if worker:
+                binding.check_worker_sync(sync, self.connect_apps)
+            else:
+                binding.check_http_sync(sync, self.connect_apps)
             self.moves.check(sync)
             refused_windows(sync.functions, self.settings.retention_ms)
-            result = await self._change_catalog(
-                lambda tx: apply_sync(tx, sync), lambda done: bool(done.get("modified"))
-            )
+
+            def job(tx: Tx) -> dict[str, Any]:
+                if worker:  # in the sync's transaction: what it would take is as committed
+                    binding.check_takeover(tx.conn, sync)
+                return apply_sync(tx, sync)
+
+            result = await self._change_catalog(job, lambda done: bool(done.get("modified")))
         except SyncError as exc:
-            url = payload.get("url") if isinstance(payload, dict) else None
-            url = url if isinstance(url, str) else "(no url)"
+            url = _sync_url(payload, worker=worker)
             self._sync_failed(url, str(exc))
-            if url not in self._asking:  # else the PUT's answer carries it to sync_url's line
+            # a PUT's answer carries it to sync_url's line; the gateway logs a worker's
+            if url not in self._asking and not worker:
                 _log_sync_failure(
                     url, str(exc), "refused the sync of %s: %s", "refused the sync of %s"
                 )
             raise
-        self.sync_errors.pop(sync.url, None)
+        self.sync_errors.pop(_sync_url(payload, worker=worker), None)
         return result
 
     async def cancel(self, run_id: str) -> bool:
@@ -525,6 +547,16 @@ class Platform:
         self.synced_urls.discard(url)
         while len(self.sync_errors) > MAX_SYNC_ERRORS:
             del self.sync_errors[next(iter(self.sync_errors))]
+
+
+def _sync_url(payload: Any, *, worker: bool) -> str:
+    """The URL a sync's errors are kept under: a worker's carries its app's name, as every
+    Connect app has the same URL (one refused worker must not mark the others failed)."""
+    if worker:
+        name = payload.get("appname") if isinstance(payload, dict) else None
+        return binding.worker_url(name if isinstance(name, str) else "")
+    url = payload.get("url") if isinstance(payload, dict) else None
+    return url if isinstance(url, str) else "(no url)"
 
 
 def _log_sync_failure(url: str, error: str, one_line: str, several: str) -> None:

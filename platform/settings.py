@@ -31,6 +31,7 @@ class Settings:
     admin_password: str | None = None
     allowed_app_hosts: tuple[str, ...] = ()  # empty: any host may be synced
     allowed_ai_hosts: tuple[str, ...] = ()  # step.ai.infer URLs; empty: any host
+    connect_apps: tuple[str, ...] = ()  # apps Connect workers may serve; empty: dev any, start none
     app_timeout_s: float = 7200.0  # the longest one call to an app may take, as Inngest's 2 h
     sync_timeout_s: float = 15.0  # a sync's PUT: the app only posts its config back meanwhile
     calls_per_app: int | None = None  # calls to one app in flight; None: half of `workers`

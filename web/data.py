@@ -6,10 +6,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from weir.platform.api import run_reads
+from weir.platform.connect import binding
 from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
+from weir.platform.functions import is_connect_url
 from weir.platform.functions.describe import describe_function, describe_trigger
 from weir.platform.reads import bulk, events, load, scopes
-from weir.platform.reads.records import Capacity, EventPage, RunPage
+from weir.platform.reads.records import App, Capacity, EventPage, RunPage
 from weir.platform.registry import Function
 from weir.platform.runtime.capacity import rates as rate_capacities
 from weir.platform.runtime.scopes import of_function
@@ -184,17 +186,23 @@ async def app_cards(weir: Platform) -> list[dict[str, Any]]:
             "sdk": a.sdk,
             "framework": a.framework or "",
             "synced_at": display.clock(a.synced_at),
-            "error": weir.sync_errors.get(a.url) or a.error,
+            "error": weir.sync_errors.get(_errors_url(a)) or a.error,
             "functions": counts.get(a.id, 0),
+            "workers": weir.gateway.workers_of(a.id) if is_connect_url(a.url) else None,
         }
         for a in apps
     ]
 
 
+def _errors_url(app: App) -> str:
+    """Where the app's sync errors are kept: a Connect app's under its name (all share a URL)."""
+    return binding.worker_url(app.name) if is_connect_url(app.url) else app.url
+
+
 async def unsynced_apps(weir: Platform) -> list[dict[str, Any]]:
     """Every URL named at start (`-u`) or refused a sync that no stored app serves from, with
     its state and last error: an app that never synced is listed too."""
-    served = {a.url for a in await weir.read(load.apps)}
+    served = {_errors_url(a) for a in await weir.read(load.apps)}
     named = dict.fromkeys([*weir.settings.app_urls, *weir.sync_errors])
     return [
         {

@@ -167,4 +167,5 @@ async def _function_page(
 @router.get("/apps")
 async def apps_page(request: Request, weir: Platform = Depends(platform)) -> HTMLResponse:
     cards, unsynced = await data.app_cards(weir), await data.unsynced_apps(weir)
-    return page(request, "apps.html", apps=cards, unsynced=unsynced)
+    connect = weir.connect_apps.describe()
+    return page(request, "apps.html", apps=cards, unsynced=unsynced, connect=connect)

@@ -8,12 +8,13 @@ the server, cli/server.py). The worker names the same session in its first messa
 """
 
 import contextlib
+import logging
 
 from fastapi import APIRouter, Depends, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect
 from weir.platform.api.deps import platform
-from weir.platform.connect import wire
+from weir.platform.connect import binding, wire
 from weir.platform.connect.gateway import PROTOCOL, SESSION_PARAM, SocketClosed
 from weir.platform.executor.response import MAX_RESPONSE_BYTES
 from weir.platform.security.bodies import BodyTooLarge, read_capped
@@ -23,10 +24,18 @@ router = APIRouter()
 GATEWAY_PATH = "/v0/connect/gateway"
 MAX_START_BYTES = 64 * 1024  # a list of gateways to avoid
 PROTOBUF = "application/protobuf"
+CONNECT_OFF = (
+    "Connect is off: weir start admits Connect workers only for the apps named in "
+    f"{binding.FLAG} (WEIR_CONNECT_APPS), and it names none"
+)
+log = logging.getLogger("weir.connect")
 
 
 @router.post("/v0/connect/start", include_in_schema=False)
 async def start(request: Request, weir: Platform = Depends(platform)) -> Response:
+    if weir.connect_apps.off:  # refused before a session: the SDK gives up at a 403
+        log.warning("refused a Connect worker: %s", CONNECT_OFF)
+        return JSONResponse({"error": CONNECT_OFF}, 403)
     try:
         wire.check_start_request(await read_capped(request, MAX_START_BYTES, "start request"))
     except BodyTooLarge as exc:

@@ -1,6 +1,6 @@
-"""The start banner: where the UI is, which database holds the data, which apps are synced and
-where step.ai.infer may send model requests, so a first `weir dev` says what it is doing (one
-JSON line in `weir start`)."""
+"""The start banner: where the UI is, which database holds the data, which apps are synced,
+where step.ai.infer may send model requests and which apps Connect workers may serve, so a
+first `weir dev` says what it is doing (one JSON line in `weir start`)."""
 
 import logging
 from pathlib import Path
@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 from weir import __version__
+from weir.platform.connect import binding as connect_binding
 from weir.platform.executor import ai_hosts
 from weir.platform.service import Platform
 from weir.platform.settings import Settings, local_host
@@ -37,6 +38,7 @@ def facts(settings: Settings, synced: list[tuple[str, str]]) -> dict[str, Any]:
         "apps": [f"{name} at {url}" for name, url in synced],
         "syncing": [url for url in settings.app_urls if url not in known],
         "ai_calls": ai_hosts.describe(ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)),
+        "connect": connect_binding.policy(settings.connect_apps, dev=settings.dev).describe(),
     }
 
 
@@ -48,6 +50,7 @@ def text_lines(fields: dict[str, Any]) -> list[str]:
         f"  database  {fields['database']}",
         f"  apps      {'; '.join(apps) if apps else 'none yet'}",
         f"  AI calls  {fields['ai_calls']}",
+        f"  Connect   {fields['connect']}",
         f"  add one   weir sync APP_URL   (or {fields['ui']}/apps)",
     ]
 

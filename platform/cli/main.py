@@ -19,6 +19,7 @@ from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
 from weir.platform.cli.server import protocols
+from weir.platform.connect import binding as connect_binding
 from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
 from weir.platform.observability import logs
@@ -154,6 +155,14 @@ def _add_auth(p: argparse.ArgumentParser) -> None:
         help="step.ai.infer may only call these hosts (host, host:port or *.domain: wherever "
         "they resolve) and addresses (10.1.2.3, 10.0.0.0/8, fd00::/8); without it `start` "
         "calls public addresses only; repeatable [WEIR_ALLOWED_AI_HOSTS, comma-separated]",
+    )
+    p.add_argument(
+        "--connect-apps",
+        action=_RepeatableList,
+        default=_list("CONNECT_APPS"),
+        help="the apps (by name) Connect workers may serve, '*' for any; never one synced over "
+        "HTTP. Default: any in `dev`, none in `start`; repeatable [WEIR_CONNECT_APPS, "
+        "comma-separated]",
     )
     p.add_argument(
         "--app-timeout",
@@ -365,6 +374,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         admin_password=args.admin_password,
         allowed_app_hosts=tuple(args.allowed_app_hosts),
         allowed_ai_hosts=tuple(args.allowed_ai_hosts),
+        connect_apps=tuple(args.connect_apps),
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )
@@ -436,6 +446,14 @@ def _ai_hosts_problem(settings: Settings) -> str | None:
     return None
 
 
+def _connect_apps_problem(settings: Settings) -> str | None:
+    try:
+        connect_binding.policy(settings.connect_apps, dev=settings.dev)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     args = cli_support.parse(_parser(), argv)
     if args.command == "sync":
@@ -445,7 +463,7 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
-    if problem := _ai_hosts_problem(settings):
+    if problem := _ai_hosts_problem(settings) or _connect_apps_problem(settings):
         sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))

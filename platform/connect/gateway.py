@@ -38,8 +38,10 @@ MAX_SESSIONS = 10_000  # unused sessions kept at most: a flood of starts cannot 
 WORKER_WAIT_S = 15.0  # a call waits this long for a worker (the SDK reconnects within 5 s)
 PROTOCOL = "v0.connect.inngest.com"  # the WebSocket subprotocol the SDK asks for
 SESSION_PARAM = "session"  # the gateway URL's query parameter carrying the session token
+REFUSAL_LOG_S = 60.0  # the same refusal of a worker is logged at most this often
 
 Register = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Refuse = Callable[[str], str | None]  # why a worker may not serve the app named so, or None
 
 
 class Socket(Protocol):
@@ -116,11 +118,12 @@ class Pending:
 
 
 class Gateway:
-    def __init__(self, register: Register) -> None:
-        self.register = register
+    def __init__(self, register: Register, refuse: Refuse = lambda name: None) -> None:
+        self.register, self.refuse = register, refuse
         self.conns: list[Conn] = []
         self.pending: dict[str, Pending] = {}
         self._sessions: dict[str, tuple[str, float]] = {}  # token -> (connection id, expiry)
+        self._refusals: dict[str, float] = {}  # a refusal's text -> when it was last logged
         self._changed = asyncio.Event()  # set (and replaced) when a worker may have room
         self._closing = False
 
@@ -195,20 +198,34 @@ class Gateway:
 
     async def _sync(self, socket: Socket, hello: wire.WorkerConnect) -> dict[str, str] | None:
         """Sync each app the worker serves, as an HTTP sync would; app id -> app name."""
+        refusals = [r for app in hello.apps if (r := self.refuse(app.app_name)) is not None]
+        if refusals:  # before any sync: a worker refused one of its apps registers none
+            await self._refused(socket, "; ".join(refusals), "; ".join(refusals))
+            return None
         apps: dict[str, str] = {}
         for app in hello.apps:
             try:
                 payload = _sync_payload(hello, app)
                 result = await self.register(payload)
             except (ValueError, SyncError) as exc:
-                log.warning("Connect sync of %s failed: %s", app.app_name, exc)
-                with contextlib.suppress(SocketClosed):
-                    await socket.send(Message(Kind.SYNC_FAILED, str(exc).encode()).encode())
-                # the whole error is in the log and SYNC_FAILED; the close reason is short
-                await socket.close(1008, _reason(f"sync of app {app.app_name!r} failed: {exc}"))
+                await self._refused(socket, f"sync of app {app.app_name!r} failed: {exc}", str(exc))
                 return None
             apps[str(result["app_id"])] = app.app_name
         return apps
+
+    async def _refused(self, socket: Socket, said: str, sync_failed: str) -> None:
+        """Refuse the worker: SYNC_FAILED with the whole error, then a close with its start.
+        A refused worker reconnects every second or so: the same refusal is logged once a
+        minute (REFUSAL_LOG_S), not at each attempt."""
+        now = _now()
+        if now - self._refusals.get(said, -REFUSAL_LOG_S) >= REFUSAL_LOG_S:
+            if len(self._refusals) >= MAX_SESSIONS:
+                self._refusals.clear()
+            self._refusals[said] = now
+            log.warning("refused a Connect worker (logged once a minute): %s", said)
+        with contextlib.suppress(SocketClosed):
+            await socket.send(Message(Kind.SYNC_FAILED, sync_failed.encode()).encode())
+        await socket.close(1008, _reason(said))
 
     async def _listen(self, conn: Conn) -> None:
         silence = HEARTBEAT_S * MISSED_HEARTBEATS
@@ -230,21 +247,28 @@ class Gateway:
         elif msg.kind == Kind.WORKER_PAUSE:  # shutting down: no new calls, running ones finish
             conn.draining = True
         elif msg.kind == Kind.WORKER_REQUEST_ACK:
-            pending = self.pending.get(wire.RequestAck.decode(msg.payload).request_id)
+            pending = self._call_of(conn, wire.RequestAck.decode(msg.payload).request_id)
             if pending is not None:
                 pending.acked.set()
         elif msg.kind == Kind.WORKER_REQUEST_EXTEND_LEASE:
-            await conn.send(Kind.WORKER_REQUEST_EXTEND_LEASE_ACK, self._extend(msg.payload))
+            await conn.send(Kind.WORKER_REQUEST_EXTEND_LEASE_ACK, self._extend(conn, msg.payload))
         elif msg.kind == Kind.WORKER_REPLY:
             reply = wire.Reply.decode(msg.payload)
-            self.take_reply(reply)
+            if self._call_of(conn, reply.request_id) is not None:
+                self.take_reply(reply)
             # acked even when no call waits for it (it ended meanwhile): nothing else will
             await conn.send(Kind.WORKER_REPLY_ACK, wire.ReplyAck(reply.request_id).encode())
 
-    def _extend(self, payload: bytes) -> bytes:
+    def _call_of(self, conn: Conn, request_id: str) -> Pending | None:
+        """The call `request_id` if it is of an app `conn` serves: a worker's messages act
+        only on its own apps' calls (a reconnected worker of the app answers the same call)."""
+        pending = self.pending.get(request_id)
+        return pending if pending is not None and pending.target.app_id in conn.apps else None
+
+    def _extend(self, conn: Conn, payload: bytes) -> bytes:
         """A new lease for a call still waiting, or none: the worker then drops the call."""
         asked = wire.ExtendLease.decode(payload)
-        pending = self.pending.get(asked.request_id)
+        pending = self._call_of(conn, asked.request_id)
         new: str | None = None
         if pending is not None and pending.lease_id == asked.lease_id:
             pending.lease_id, pending.lease_until = secrets.token_hex(8), _now() + LEASE_S
@@ -266,6 +290,10 @@ class Gateway:
         if conn in self.conns:
             self.conns.remove(conn)
             log.info("Connect worker %s disconnected", conn.id)
+
+    def workers_of(self, app_id: str) -> int:
+        """The workers connected for the app (the Apps page shows it)."""
+        return sum(1 for c in self.conns if app_id in c.apps)
 
     # -- calls ---------------------------------------------------------------------------------
     async def call(self, target: Target, body: bytes, timeout_s: float) -> wire.Reply:

@@ -210,7 +210,8 @@ def test_a_flushed_reply_is_checked(client: TestClient) -> None:
 
 
 def test_start_mode_wants_the_signing_key(tmp_path: Path) -> None:
-    with TestClient(create_app(start_settings(tmp_path)), base_url=LOCAL) as client:
+    settings = start_settings(tmp_path, connect_apps=("app",))
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
         refused = client.post("/v0/connect/start", content=b"")
         assert refused.status_code == 401
         flush = client.post("/v0/connect/flush", content=b"")

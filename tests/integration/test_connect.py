@@ -5,6 +5,7 @@ Each step body appends a line to the worker's journal, so "no lost or doubled st
 counted in the app's own log, across a Weir restart and a worker restart.
 """
 
+import html
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ from tests.integration.harness import (
     START_EVENT_KEY,
     START_OTHER_KEY,
     START_SIGNING_KEY,
+    AppServer,
     Process,
     WeirServer,
     wait_until,
@@ -223,9 +225,16 @@ ADMIN = {"authorization": f"Bearer {TOKEN}"}
 class StartedWeir(Weir):
     """`weir start`: the signing key, a strong event key and an admin token for the reads."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, *extra: str) -> None:
         super().__init__(
-            tmp, "--signing-key", KEY, "--event-key", START_EVENT_KEY, "--admin-token", TOKEN
+            tmp,
+            "--signing-key",
+            KEY,
+            "--event-key",
+            START_EVENT_KEY,
+            "--admin-token",
+            TOKEN,
+            *extra,
         )
         self.args[self.args.index("dev")] = "start"
         self.event_key = START_EVENT_KEY
@@ -242,7 +251,7 @@ class StartedWeir(Weir):
 
 
 def test_weir_start_admits_only_a_worker_holding_the_signing_key(tmp_path: Path) -> None:
-    weir = StartedWeir(tmp_path)
+    weir = StartedWeir(tmp_path, "--connect-apps", "cloudapp")
     impostor = ConnectWorker(tmp_path, weir.url, "impostor", signing_key=OTHER)
     worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
     try:
@@ -313,3 +322,87 @@ def test_weir_killed_while_a_run_sleeps_resumes_it_with_the_reconnected_worker(
     assert run["status"] == "Completed" and run["output"] == "woke"
     steps = Counter(e["step"] for e in worker.entries("step") if e["run"] == run_id)
     assert steps == {"before": 1, "after": 1}
+
+
+# -- which apps a worker may serve (--connect-apps, connect/binding.py) ---------------------
+
+
+def apps_listed(weir: WeirServer, headers: dict[str, str] | None = None) -> str:
+    """The Apps page's text, its entities read back (a quote shows as `&#39;`)."""
+    return html.unescape(httpx.get(f"{weir.url}/apps", headers=headers).text)
+
+
+def test_weir_start_serves_only_the_apps_it_names_over_connect(tmp_path: Path) -> None:
+    """Both workers hold the signing key; only the app --connect-apps names is served."""
+    weir = StartedWeir(tmp_path, "--connect-apps", "cloudapp")
+    unnamed = ConnectWorker(tmp_path, weir.url, "unnamedapp", signing_key=KEY)
+    worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
+    try:
+        weir.start()
+        unnamed.start()
+        worker.start()
+        wait_until(lambda: connected(weir, "cloudapp", ADMIN), timeout=30)
+        refusal = "the app 'unnamedapp' may not be served by a Connect worker"
+        wait_until(lambda: refusal in weir.log.read_text(), timeout=30)
+        run = weir.finished_run(weir.send("c/steps", {"x": 2}))
+        page = apps_listed(weir, ADMIN)
+        functions = httpx.get(f"{weir.url}/functions", headers=ADMIN).text
+    finally:
+        unnamed.stop()
+        worker.stop()
+        weir.stop()
+    assert run["status"] == "Completed" and run["output"] == {"a": 3, "b": 6}
+    assert "Connect workers may serve: only cloudapp (--connect-apps)" in page
+    assert "1 Connect worker connected" in page
+    assert "unnamedapp" not in functions and "unnamedapp" not in page  # nothing registered
+    assert "add it there to let its workers connect" in weir.log.read_text()
+    # the worker's steps ran; none of the refused worker's
+    assert unnamed.entries("step") == []
+
+
+def test_weir_start_without_connect_apps_admits_no_worker(tmp_path: Path) -> None:
+    weir = StartedWeir(tmp_path)
+    worker = ConnectWorker(tmp_path, weir.url, "cloudapp", signing_key=KEY)
+    try:
+        weir.start()
+        worker.start()
+        assert worker.proc is not None
+        worker.proc.wait(30)  # refused at /v0/connect/start (403): the SDK gives up at once
+        page = apps_listed(weir, ADMIN)
+    finally:
+        worker.stop()
+        weir.stop()
+    assert worker.proc.returncode != 0
+    assert "Connect is off" in weir.log.read_text()
+    assert "cloudapp" not in page
+    assert "Connect workers may serve: off" in page
+
+
+def test_a_worker_does_not_take_over_an_app_synced_over_http(tmp_path: Path) -> None:
+    """`weir dev` admits any app name over Connect, but not one an HTTP app holds: the app's
+    calls keep going to its URL, and the worker is refused saying how to hand it over."""
+    http_dir, worker_dir = tmp_path / "http", tmp_path / "worker"
+    http_dir.mkdir()
+    worker_dir.mkdir()
+    weir = Weir(tmp_path)
+    http_app = AppServer(http_dir, WORKER, "sharedapp", weir.url)
+    worker = ConnectWorker(worker_dir, weir.url, "sharedapp")
+    try:
+        weir.start()
+        http_app.start()
+        http_app.sync()
+        worker.start()
+        refusal = "the app 'sharedapp' is registered over HTTP"
+        wait_until(lambda: refusal in weir.log.read_text(), timeout=30)
+        run = weir.finished_run(weir.send("c/steps", {"x": 5}))
+        page = apps_listed(weir)
+    finally:
+        worker.stop()
+        http_app.stop()
+        weir.stop()
+    assert run["status"] == "Completed" and run["output"] == {"a": 6, "b": 12}
+    assert http_app.url in page and "worker connected" not in page
+    assert "wss://connect?app=sharedapp" in page and refusal in page  # the refusal, shown
+    assert len(http_app.entries("step")) == 2  # served over HTTP ...
+    assert worker.entries("step") == []  # ... and never by the worker
+    assert "delete the app first" in weir.log.read_text()
