@@ -198,6 +198,13 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
         "everything (default: 30d for `start`, 0 for `dev`) [WEIR_RETENTION]",
     )
     p.add_argument(
+        "--paused-run-bound",
+        type=_duration_ms,
+        default=_env("PAUSED_RUN_BOUND", "7d"),
+        help="a function paused in skip mode: its runs left waiting are cancelled after this "
+        "long unless it is resumed, e.g. 7d or 12h [WEIR_PAUSED_RUN_BOUND]",
+    )
+    p.add_argument(
         "--sqlite-synchronous",
         choices=("FULL", "NORMAL", "OFF"),
         default=_env("SQLITE_SYNCHRONOUS", "FULL"),
@@ -391,6 +398,7 @@ def _operations(args: argparse.Namespace) -> dict[str, Any]:
         if args.retention is None
         else args.retention,
         "sqlite_synchronous": args.sqlite_synchronous,
+        "paused_run_bound_ms": args.paused_run_bound,
     }
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import HistoryKind, RunStateKind, RunStatus
+from weir.platform.store.records import pauses
+from weir.platform.store.records.pauses import FunctionPause
 from weir.platform.store.records.runs import Run
 from weir.platform.store.records.steps import HistoryEntry
 from weir.platform.store.views import run_facts
@@ -115,6 +117,7 @@ class StateFacts:
     parked: dict[str, str]  # lane -> key hash it is parked on
     children: dict[str, RunLink]  # correlation id -> invoked run
     calls: CallFacts  # step names, and the step a retried call runs again
+    paused: dict[str, FunctionPause] = field(default_factory=dict)  # by function id
 
 
 def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
@@ -140,6 +143,7 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
         parked=run_facts.parked_lanes(conn, {r.lane for r in live}),
         children=run_facts.runs_by_correlation(conn, correlations),
         calls=run_facts.call_facts(conn, named),
+        paused=pauses.paused_of(conn, {r.function_id for r in live}),
     )
 
 
@@ -161,6 +165,9 @@ def derive(run: Run, facts: StateFacts, now: int, max_attempts: int | None) -> R
         return _ended(run)
     opened = [_open_step(e, facts) for e in facts.open_entries.get(run.id, [])]
     items = facts.items.get(run.id, [])
+    pause = facts.paused.get(run.function_id) if facts.paused else None
+    if pause is not None and items and not _in_flight(items, now):
+        return replace(_paused(pause), also=tuple(opened))
     call = _call_state(run, items, facts, now, max_attempts)
     if call is not None:
         return replace(call, also=tuple(opened))
@@ -171,6 +178,22 @@ def derive(run: Run, facts: StateFacts, now: int, max_attempts: int | None) -> R
         return _gate(waiting, now)
     # No call queued, nothing open: between two transitions (or a timer is about to fire).
     return RunState(RunStateKind.QUEUED, "queued: waiting for the scheduler", since=run.created_at)
+
+
+def _in_flight(items: list[RunItem], now: int) -> bool:
+    return any(i.leased and i.available_at > now for i in items)
+
+
+def _paused(pause: FunctionPause) -> RunState:
+    """Its next call waits: no call of a paused function is claimed until it resumes."""
+    words = (
+        f"paused: the function was paused ({pause.mode}) at {clock(pause.paused_at)} by "
+        f"{pause.paused_by}; the run goes on from its next step when the function resumes"
+    )
+    details = {"mode": str(pause.mode), "paused_by": pause.paused_by}
+    return RunState(
+        RunStateKind.PAUSED, words, gate="pause", since=pause.paused_at, details=details
+    )
 
 
 _ENDED_WORDS = {
