@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 from weir.expressions import Budget
 from weir.platform.cli import capacity as cli_capacity_command
+from weir.platform.cli import functions as cli_functions_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_sync_command.add_parser(sub)
     cli_capacity_command.add_parser(sub)
     cli_lanes_command.add_parser(sub)
+    cli_functions_command.add_parser(sub)
     cli_support.extend(parser)
     return parser
 
@@ -452,6 +454,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
         sys.exit(cli_capacity_command.run(args))
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
+    if args.command == "functions":
+        sys.exit(cli_functions_command.run(args))
     settings = settings_from(args)
     if problem := _ai_hosts_problem(settings):
         sys.exit(f"weir {args.command} refuses to run: {problem}")

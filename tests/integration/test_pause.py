@@ -4,6 +4,9 @@ starts nothing; hold mode holds the runs, and resume lets them out in order with
 throttle; runs under way wait at their next step or are cancelled now; a restart keeps the
 pause; on PostgreSQL a second process sees it."""
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +176,90 @@ def test_a_restart_keeps_the_pause(servers: tuple[WeirServer, AppServer]) -> Non
     assert weir.run(run["run_id"])["state"]["kind"] == "paused"
     resume(weir, "quick")
     assert weir.finished_run(event_id)["status"] == "Completed"
+
+
+@pytest.mark.postgres
+def test_a_second_process_on_postgresql_holds_the_pause(tmp_path: Path) -> None:
+    """Paused through one process, the other skips the function's events too, within the
+    catalog's staleness (NOTIFY at once, the 2 s catalog poll at worst), and resumes with it."""
+    with empty_database("postgresql", tmp_path) as url:
+        first = WeirServer(tmp_path, database_url=url, name="weir0")
+        second = WeirServer(tmp_path, database_url=url, name="weir1")
+        app = AppServer(tmp_path, "tests.integration.apps.weir_pausable", APP, first.url)
+        try:
+            first.start()
+            app.start()
+            app.sync()
+            second.start()
+            pause(first, "quick", mode="skip")
+            wait_until(lambda: _listed_paused(second, "quick"), timeout=5)
+            event_id = second.send("t/quick", {"n": 70})
+            [outcome] = second.event(event_id)["outcomes"]
+            assert outcome["outcome"] == "function_paused"
+            resume(first, "quick")
+            wait_until(lambda: not _listed_paused(second, "quick"), timeout=5)
+            later = second.send("t/quick", {"n": 71})
+            assert second.finished_run(later)["status"] == "Completed"
+        finally:
+            app.stop()
+            second.stop()
+            first.stop()
+
+
+def _listed_paused(weir: WeirServer, name: str) -> bool:
+    found = httpx.get(f"{weir.url}/v1/functions").json()["data"]
+    return any(f["slug"] == slug(name) and f["paused"] for f in found)
+
+
+def test_skip_mode_cancels_the_runs_left_waiting_after_its_bound(tmp_path: Path) -> None:
+    weir = WeirServer(tmp_path, "--paused-run-bound", "2s")
+    app = AppServer(tmp_path, "tests.integration.apps.weir_pausable", APP, weir.url)
+    try:
+        weir.start()
+        app.start()
+        app.sync()
+        release = release_file(tmp_path, "bound")
+        run_id = stepped_run(weir, app, release)
+        pause(weir, "stepped", mode="skip", in_progress="pause")
+        release.touch()
+        wait_until(lambda: weir.run(run_id)["status"] == "Cancelled", timeout=20)
+        assert not second_ran(app, run_id)
+        shown = httpx.get(f"{weir.url}/v1/functions/{slug('stepped')}").json()["data"]
+        assert shown["paused"] is True  # the pause itself stays: new events are still skipped
+        assert shown["pause_changes"][0]["action"] == "bound"
+        assert shown["pause_changes"][0]["runs_cancelled"] == 1
+    finally:
+        app.stop()
+        weir.stop()
+
+
+def weir_cli(weir: WeirServer, *args: str) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(
+        [sys.executable, "-m", "weir", "functions", *args, "--base-url", weir.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"WEIR_ACTOR": "oncall"},
+    )
+
+
+def test_the_cli_pauses_lists_and_resumes(servers: tuple[WeirServer, AppServer]) -> None:
+    weir, _ = servers
+    done = weir_cli(weir, "pause", slug("quick"), "--mode", "hold")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{slug('quick')}: paused (hold, runs under way: pause) since")
+    assert done.stdout.strip().endswith("by oncall (dev mode (no login))")
+    listed = weir_cli(weir, "list")
+    [line] = [line for line in listed.stdout.splitlines() if line.startswith(slug("quick"))]
+    assert "paused (hold)" in line and "oncall" in line
+    shown = weir_cli(weir, "show", slug("quick"))
+    assert "paused (hold, runs under way: pause) by oncall" in shown.stdout
+    bad = weir_cli(weir, "pause", slug("quick"), "--mode", "freeze")
+    assert bad.returncode == 2 and "invalid choice: 'freeze'" in bad.stderr
+    missing = weir_cli(weir, "resume", "nope")
+    assert missing.returncode == 1 and "HTTP 404: no function 'nope'" in missing.stderr
+    resumed = weir_cli(weir, "resume", slug("quick"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == f"{slug('quick')}: not paused"
+    again = weir_cli(weir, "resume", slug("quick"))
+    assert again.returncode == 1 and "HTTP 409" in again.stderr
