@@ -123,9 +123,9 @@ async def pause_function(
     if isinstance(body, JSONResponse):
         return body
     mode, in_progress = body.get("mode", PauseMode.SKIP), body.get("in_progress", "pause")
-    if mode not in set(PauseMode):
+    if not isinstance(mode, str) or mode not in set(PauseMode):
         return _error(f"mode must be one of {MODES}, got {mode!r}", 400)
-    if in_progress not in set(InProgress):
+    if not isinstance(in_progress, str) or in_progress not in set(InProgress):
         return _error(f"in_progress must be one of {IN_PROGRESS}, got {in_progress!r}", 400)
     actor = _actor(request, body)
     if isinstance(actor, JSONResponse):

@@ -75,6 +75,8 @@ def test_hold_mode_creates_the_run_and_says_why_it_waits(client: TestClient) -> 
     [
         ({"mode": "freeze"}, "mode must be one of skip, hold, got 'freeze'"),
         ({"in_progress": "stop"}, "in_progress must be one of pause, cancel, got 'stop'"),
+        ({"mode": {}}, "mode must be one of skip, hold, got {}"),
+        ({"in_progress": ["pause"]}, "in_progress must be one of pause, cancel, got ['pause']"),
         ({"mode": "hold", "colour": "red"}, "unknown field(s) ['colour']"),
         ([1], "the body must be a JSON object"),
         ({"actor": 5}, "actor must be a short printable name"),
