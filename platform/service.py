@@ -239,8 +239,12 @@ class Platform:
         await self._adopt(ticket, await self.db.read(_registry))
 
     async def _adopt(self, ticket: int, registry: Registry) -> None:
-        """Install a registry read under `ticket`, then make sure its schedules tick."""
+        """Install a registry read under `ticket`, then make sure its schedules tick. A
+        function resumed (by another process too) makes the scheduler look at once."""
+        paused = self.registry.paused.keys()
         self._install(ticket, registry)
+        if self.registry.paused.keys() < paused:
+            self.scheduler.wake()
         await self.write(lambda tx: cron.ensure_ticks(tx))
 
     def _install(self, ticket: int, registry: Registry) -> Callable[[], None] | None:
