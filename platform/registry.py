@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from weir.platform.foundation.vocabulary import InProgress, PauseMode
 from weir.platform.functions import CronTrigger, EventTrigger, FunctionConfig, trigger_patterns
 
 
@@ -30,6 +31,21 @@ class StoredFunction(Protocol):
     def archived(self) -> bool: ...
     @property
     def app_sdk(self) -> str: ...
+
+
+class StoredPause(Protocol):
+    """A paused function, as the store records it (`store.records.pauses.FunctionPause`)."""
+
+    @property
+    def function_id(self) -> str: ...
+    @property
+    def mode(self) -> PauseMode: ...
+    @property
+    def in_progress(self) -> InProgress: ...
+    @property
+    def paused_at(self) -> int: ...
+    @property
+    def paused_by(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -56,12 +72,17 @@ class Registry:
         default_factory=lambda: defaultdict(list)
     )
     version: int = 0
+    # The paused functions by id: read with the functions, so every process holds them at no
+    # cost per claim or event, and reloads them as it reloads the functions.
+    paused: dict[str, StoredPause] = field(default_factory=dict)
     # By event name: the expressions admitting such an event may evaluate (admission fills it).
     declared: dict[str, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def build(cls, stored: Iterable[StoredFunction], version: int) -> "Registry":
-        registry = cls(version=version)
+    def build(
+        cls, stored: Iterable[StoredFunction], version: int, paused: Iterable[StoredPause] = ()
+    ) -> "Registry":
+        registry = cls(version=version, paused={p.function_id: p for p in paused})
         for fn in stored:
             registry.add(_function(fn))
         return registry
@@ -90,6 +111,11 @@ class Registry:
             for fn, trigger in self.by_pattern.get(pattern, ()):
                 grouped.setdefault(fn.id, (fn, []))[1].append(trigger)
         return [grouped[key] for key in sorted(grouped)]
+
+    def skips(self, function_id: str) -> bool:
+        """Whether the function is paused so that the events triggering it start no run."""
+        pause = self.paused.get(function_id) if self.paused else None
+        return pause is not None and pause.mode == PauseMode.SKIP
 
     def functions_of(self, app_id: str) -> list[str]:
         """The ids of the app's functions, archived ones among them."""

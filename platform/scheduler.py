@@ -81,6 +81,7 @@ class Scheduler:
         per_app: int = 0,
         per_function: int = 0,
         prefetch: Callable[[Connection, list[q.Claimed]], None] | None = None,
+        paused: Callable[[], Collection[str]] = lambda: (),
     ) -> None:
         self.db, self.clock, self.handle = db, clock, handle
         # Called in the claim's transaction with what it claimed (the executor reads the
@@ -99,6 +100,9 @@ class Scheduler:
         # not only the lanes it has in flight (an app's work may lie in many lanes, one per
         # key, and a lane taken only to be handed back costs two transactions).
         self.functions_of = functions_of
+        # The paused functions (the registry's, reloaded as the catalog changes): every claim
+        # passes over their lanes, so their runs wait at their next step until resumed.
+        self.paused = paused
         self.inflight: dict[int, q.Claimed] = {}
         # Calls in flight per app: kept as items come and go, so that the per-app cap costs
         # nothing per call however many calls are in flight.
@@ -288,9 +292,10 @@ class Scheduler:
         share (`_share`), not counting the call `ending` (whose transaction may pass its
         slots on to the next): not claimed until one ends. Calls promised to offers count as
         calls of every app, as in `_claimable` (an offer that takes a function past its share
-        hands the extra back, `_admit`)."""
+        hands the extra back, `_admit`). The paused functions are passed over too."""
+        paused = self.paused()
         if self.per_app <= 0:
-            return set()
+            return set(paused)
         cap, promised = self.per_app, self._promised
         app_ending = self._app_by_item.get(ending.id) if ending is not None else None
         full = [app for app, n in self._calls.items() if n - (app == app_ending) + promised >= cap]
@@ -306,6 +311,8 @@ class Scheduler:
             and self._fn_calls[fn] - 1 < self._share(app_ending)
         ):
             skip.discard(fn)
+        if paused:
+            skip.update(paused)
         return skip
 
     def _admit(self, claimed: list[q.Claimed]) -> tuple[list[q.Claimed], list[q.Claimed]]:

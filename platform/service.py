@@ -33,7 +33,7 @@ from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
 from weir.platform.registry import Registry
-from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
+from weir.platform.runtime import continuation, cron, events, finish_hooks, pausing, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
 from weir.platform.runtime.rerun import rerun as start_rerun
 from weir.platform.runtime.retention import Retention, check_stored_windows, refused_windows
@@ -46,7 +46,7 @@ from weir.platform.store import queue as q
 from weir.platform.store.database import Database, is_sqlite, make_engine, on_rollback
 from weir.platform.store.listen import Listener, wake_and_catalog
 from weir.platform.store.migrate import upgrade
-from weir.platform.store.records import catalog
+from weir.platform.store.records import catalog, pauses
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
@@ -106,6 +106,7 @@ class Platform:
             per_app=settings.app_call_cap,
             per_function=settings.function_call_share,
             prefetch=self.driver.prefetch,
+            paused=lambda: self.registry.paused,
         )
         self.sync_errors: dict[str, str] = {}
         self._asking: set[str] = set()  # URLs this process is asking to sync (PUT in flight)
@@ -243,8 +244,12 @@ class Platform:
         await self._adopt(ticket, await self.db.read(_registry))
 
     async def _adopt(self, ticket: int, registry: Registry) -> None:
-        """Install a registry read under `ticket`, then make sure its schedules tick."""
+        """Install a registry read under `ticket`, then make sure its schedules tick. A
+        function resumed (by another process too) makes the scheduler look at once."""
+        paused = self.registry.paused.keys()
         self._install(ticket, registry)
+        if self.registry.paused.keys() < paused:
+            self.scheduler.wake()
         await self.write(lambda tx: cron.ensure_ticks(tx))
 
     def _install(self, ticket: int, registry: Registry) -> Callable[[], None] | None:
@@ -333,6 +338,7 @@ class Platform:
             return None
         fn, outcome, timing = answered.fn, answered.outcome, answered.timing
         skip = self.scheduler.skip_functions(item)
+        held = fn.id in self.registry.paused  # the run's next step waits for the resume
         lease_ms = self.settings.lease_ms
         events = self.driver.known_events(item.run_id or "")
 
@@ -341,7 +347,15 @@ class Platform:
                 tx.known_events[item.run_id or ""] = events
             more = not self._stop.is_set()
             nxt = continuation.apply_answer(
-                tx, item, fn, outcome, timing, lease_ms=lease_ms, skip=skip, take_next=more
+                tx,
+                item,
+                fn,
+                outcome,
+                timing,
+                lease_ms=lease_ms,
+                skip=skip,
+                take_next=more,
+                held=held,
             )
             if nxt is not None:
                 known = tx.next_call.run if nxt is tx.next_call.claimed else None
@@ -463,6 +477,16 @@ class Platform:
         [event_id] = await self.write(lambda tx: events.accept(tx, incoming))
         return event_id
 
+    async def pause(self, asked: pausing.PauseAsked) -> pausing.PauseDone:
+        """Pause a function in every process: this one's registry at once, the others' on
+        their next reload (`_listener`, `_poll_catalog`). Raises FunctionNotFound."""
+        return await self._change_catalog(lambda tx: pausing.pause(tx, asked), lambda _: True)
+
+    async def resume(self, ident: str, actor: str) -> pausing.PauseDone:
+        """Raises FunctionNotFound or NotPaused."""
+        resume = pausing.resume
+        return await self._change_catalog(lambda tx: resume(tx, ident, actor), lambda _: True)
+
     async def delete_app(self, name: str) -> bool:
         return await self._change_catalog(lambda tx: remove_app(tx, name), bool)
 
@@ -571,7 +595,8 @@ def _log_sync_failure(url: str, error: str, one_line: str, several: str) -> None
 
 def _registry(conn: Connection) -> Registry:
     """The functions as stored, read in one transaction."""
-    return Registry.build(catalog.all_functions(conn), catalog.catalog_version(conn))
+    stored, version = catalog.all_functions(conn), catalog.catalog_version(conn)
+    return Registry.build(stored, version, pauses.all_paused(conn))
 
 
 def _open_database(settings: Settings) -> Database:

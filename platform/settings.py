@@ -40,6 +40,8 @@ class Settings:
     log_level: str = "info"
     shutdown_grace_s: float = 10.0  # on SIGTERM, how long calls in flight may still run
     retention_ms: int = 0  # delete events and finished runs older than this (0: keep all)
+    # a function paused in skip mode: its runs left waiting are cancelled after this (Inngest's)
+    paused_run_bound_ms: int = 7 * 24 * 3600 * 1000
     # HTTP hardening: Host names answered besides loopback names and IP literals ("*": any)
     allowed_hosts: tuple[str, ...] = ()
     max_connections: int = 1000  # open client connections; past it the oldest idle one goes

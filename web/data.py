@@ -8,11 +8,12 @@ from urllib.parse import urlencode
 from weir.platform.api import run_reads
 from weir.platform.connect import binding
 from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
-from weir.platform.functions import is_connect_url
+from weir.platform.functions import CronTrigger, is_connect_url
 from weir.platform.functions.describe import describe_function, describe_trigger
 from weir.platform.reads import bulk, events, load, scopes
+from weir.platform.reads.pauses import pause_view
 from weir.platform.reads.records import App, Capacity, EventPage, RunPage
-from weir.platform.registry import Function
+from weir.platform.registry import Function, StoredPause
 from weir.platform.runtime.capacity import rates as rate_capacities
 from weir.platform.runtime.scopes import of_function
 from weir.platform.service import Platform
@@ -134,15 +135,53 @@ async def function_cards(weir: Platform) -> list[dict[str, Any]]:
             "app": app_names.get(fn.app_id, fn.app_id),
             "url": fn.url,
             "lines": describe_function(fn.config),
-            "triggers": [describe_trigger(t) for t in fn.config.triggers],
+            "triggers": _triggers(fn, weir.registry.paused.get(fn.id)),
             # the options (flow control, cancel-on, timeouts, retries): the lines after them
             "options": describe_function(fn.config)[len(fn.config.triggers) :],
             "backlog": used.backlog.get(fn.id, 0),
             "slots": used.slots_of(fn.id),
             "capacities": _capacities(fn, stored),
+            "pause": _pause(weir.registry.paused.get(fn.id)),
         }
         for fn in fns
     ]
+
+
+def _triggers(fn: Function, paused: StoredPause | None) -> list[str]:
+    """Its triggers as read; a paused function's crons say so (their ticks start nothing)."""
+    return [
+        f"{describe_trigger(t)} (paused)"
+        if paused is not None and isinstance(t, CronTrigger)
+        else describe_trigger(t)
+        for t in fn.config.triggers
+    ]
+
+
+async def pause_audit(weir: Platform, fn: Function) -> list[dict[str, Any]]:
+    """Who paused and resumed the function, when and how: newest first."""
+    view = await weir.read(lambda c: pause_view(c, fn.id))
+    return [
+        {
+            "at": display.clock(c.at),
+            "action": str(c.action),
+            "mode": str(c.mode) if c.mode else "",
+            "in_progress": str(c.in_progress) if c.in_progress else "",
+            "actor": c.actor,
+            "runs": c.runs,
+        }
+        for c in view.changes
+    ]
+
+
+def _pause(paused: StoredPause | None) -> dict[str, Any] | None:
+    if paused is None:
+        return None
+    return {
+        "mode": str(paused.mode),
+        "in_progress": str(paused.in_progress),
+        "since": display.clock(paused.paused_at),
+        "by": paused.paused_by,
+    }
 
 
 def search_text(card: dict[str, Any]) -> str:

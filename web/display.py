@@ -174,6 +174,7 @@ OUTCOME_WORDS = {
     EventOutcome.RESUMED: "resumed a run waiting for it",
     EventOutcome.CANCELLED_RUN: "cancelled a run",
     EventOutcome.SUPERSEDED: "superseded by a later event (debounce)",
+    EventOutcome.FUNCTION_PAUSED: "skipped: the function is paused",
     "throttled": "throttled",
 }
 
@@ -192,6 +193,7 @@ EFFECT_LABELS: dict[str, tuple[str, str]] = {
     EventOutcome.DUPLICATE_EVENT_ID: ("Skipped: event id seen before", "skipped"),
     EventOutcome.SINGLETON_SKIPPED: ("Skipped by singleton", "skipped"),
     EventOutcome.EXPRESSION_OVER_BUDGET: ("Refused: expression over budget", "failed"),
+    EventOutcome.FUNCTION_PAUSED: ("Skipped: function paused", "skipped"),
 }
 
 

@@ -161,6 +161,7 @@ async def _function_page(
         outcome=outcome,
         note=note,
         lanes=await lane_pages.lane_panel(weir, fn),
+        pause_changes=await data.pause_audit(weir, fn),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 from weir.expressions import Budget
 from weir.platform.cli import capacity as cli_capacity_command
+from weir.platform.cli import functions as cli_functions_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_sync_command.add_parser(sub)
     cli_capacity_command.add_parser(sub)
     cli_lanes_command.add_parser(sub)
+    cli_functions_command.add_parser(sub)
     cli_support.extend(parser)
     return parser
 
@@ -205,6 +207,13 @@ def _add_operations(p: argparse.ArgumentParser) -> None:
         default=_env("RETENTION"),
         help="delete events and finished runs older than this, e.g. 30d or 12h; 0 keeps "
         "everything (default: 30d for `start`, 0 for `dev`) [WEIR_RETENTION]",
+    )
+    p.add_argument(
+        "--paused-run-bound",
+        type=_duration_ms,
+        default=_env("PAUSED_RUN_BOUND", "7d"),
+        help="a function paused in skip mode: its runs left waiting are cancelled after this "
+        "long unless it is resumed, e.g. 7d or 12h [WEIR_PAUSED_RUN_BOUND]",
     )
     p.add_argument(
         "--sqlite-synchronous",
@@ -401,6 +410,7 @@ def _operations(args: argparse.Namespace) -> dict[str, Any]:
         if args.retention is None
         else args.retention,
         "sqlite_synchronous": args.sqlite_synchronous,
+        "paused_run_bound_ms": args.paused_run_bound,
     }
 
 
@@ -462,6 +472,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
         sys.exit(cli_capacity_command.run(args))
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
+    if args.command == "functions":
+        sys.exit(cli_functions_command.run(args))
     settings = settings_from(args)
     if problem := _ai_hosts_problem(settings) or _connect_apps_problem(settings):
         sys.exit(f"weir {args.command} refuses to run: {problem}")

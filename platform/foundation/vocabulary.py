@@ -88,6 +88,7 @@ class QueueKind(StrEnum):
     RUN_TIMEOUT = "run_timeout"  # timeouts.start / timeouts.finish
     AI = "ai"  # step.ai.infer: Weir calls the model's API itself
     LANE_HANDOFF = "lane_handoff"  # a lane's ended holder had a call in flight: look again
+    PAUSE_BOUND = "pause_bound"  # a skip-mode pause outlived its bound: its held runs end
 
 
 class EventOutcome(StrEnum):
@@ -106,6 +107,7 @@ class EventOutcome(StrEnum):
     CANCELLED_RUN = "cancelled_run"
     SUPERSEDED = "superseded"
     INVALID_SCOPE_KEY = "invalid_scope_key"  # a concurrency scope's key broke the key rules
+    FUNCTION_PAUSED = "function_paused"  # the function was paused (skip mode, or a cron tick)
 
 
 class CapacityKind(StrEnum):
@@ -126,6 +128,28 @@ class CapacityAction(StrEnum):
 
 # Users may not send events under this prefix: the names below are Weir's (as in Inngest).
 SYSTEM_EVENT_PREFIX = "inngest/"
+
+
+class PauseMode(StrEnum):
+    """`function_pauses.mode`: what a paused function does with the events that trigger it."""
+
+    SKIP = "skip"  # Inngest's: the events are stored, marked skipped, and start no run
+    HOLD = "hold"  # the runs are created and wait, paused, until the function resumes
+
+
+class InProgress(StrEnum):
+    """`function_pauses.in_progress`: what pausing does to the runs already under way."""
+
+    PAUSE = "pause"  # they wait at their next step (skip mode: ended after a bound)
+    CANCEL = "cancel"  # they are cancelled now
+
+
+class PauseAction(StrEnum):
+    """`function_pause_changes.action`: what changed a function's paused state."""
+
+    PAUSED = "paused"  # an operator paused it (or changed how it is paused)
+    RESUMED = "resumed"  # an operator resumed it
+    BOUND = "bound"  # a skip-mode pause outlived its bound: its held runs were cancelled
 
 
 class SystemEvent(StrEnum):
@@ -178,6 +202,7 @@ class RunStateKind(StrEnum):
     CONCURRENCY = "concurrency"  # due, but a concurrency key it needs is full
     THROTTLE = "throttle"  # its start waits for a throttle slot
     GATE = "gate"  # another gate holds it; `gate` names it (new gates appear here)
+    PAUSED = "paused"  # its function is paused: it waits until the function resumes
     SLEEPING = "sleeping"
     WAITING_FOR_EVENT = "waiting_for_event"
     INVOKING = "invoking"  # waiting for the run it invoked

@@ -17,6 +17,8 @@ from sqlalchemy import Connection
 from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import HistoryKind, RunStateKind, RunStatus
 from weir.platform.store.flow import capacity
+from weir.platform.store.records import pauses
+from weir.platform.store.records.pauses import FunctionPause
 from weir.platform.store.records.runs import Run
 from weir.platform.store.records.steps import HistoryEntry
 from weir.platform.store.views import run_facts
@@ -145,6 +147,7 @@ class StateFacts:
     # concurrency capacity id -> its live size: slots are counted against it, not the
     # declared limit (an operator may have raised or cut it)
     sizes: dict[str, int] = field(default_factory=dict)
+    paused: dict[str, FunctionPause] = field(default_factory=dict)  # by function id
 
 
 def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
@@ -172,6 +175,7 @@ def load_facts(conn: Connection, found: Sequence[Run], now: int) -> StateFacts:
         children=run_facts.runs_by_correlation(conn, correlations),
         calls=run_facts.call_facts(conn, named),
         sizes=capacity.concurrency_sizes(conn, [k.capacity for k in keys if k.capacity]),
+        paused=pauses.paused_of(conn, {r.function_id for r in live}),
     )
 
 
@@ -193,6 +197,9 @@ def derive(run: Run, facts: StateFacts, now: int, max_attempts: int | None) -> R
         return _ended(run)
     opened = [_open_step(e, facts) for e in facts.open_entries.get(run.id, [])]
     items = facts.items.get(run.id, [])
+    pause = facts.paused.get(run.function_id) if facts.paused else None
+    if pause is not None and items and not any(_live(i, now) for i in items):
+        return replace(_paused(pause), also=tuple(opened))
     call = _call_state(run, items, facts, now, max_attempts)
     if call is not None:
         return replace(call, also=tuple(opened))
@@ -203,6 +210,18 @@ def derive(run: Run, facts: StateFacts, now: int, max_attempts: int | None) -> R
         return _gate(waiting, now)
     # No call queued, nothing open: between two transitions (or a timer is about to fire).
     return RunState(RunStateKind.QUEUED, "queued: waiting for the scheduler", since=run.created_at)
+
+
+def _paused(pause: FunctionPause) -> RunState:
+    """Its next call waits: no call of a paused function is claimed until it resumes."""
+    words = (
+        f"paused: the function was paused ({pause.mode}) at {clock(pause.paused_at)} by "
+        f"{pause.paused_by}; the run goes on from its next step when the function resumes"
+    )
+    details = {"mode": str(pause.mode), "paused_by": pause.paused_by}
+    return RunState(
+        RunStateKind.PAUSED, words, gate="pause", since=pause.paused_at, details=details
+    )
 
 
 _ENDED_WORDS = {

@@ -22,6 +22,7 @@ from weir.platform.foundation.ids import new_id
 from weir.platform.foundation.vocabulary import EventOutcome, GateName, SystemEvent
 from weir.platform.functions import FunctionConfig
 from weir.platform.gates import priority
+from weir.platform.reads.run_state import clock
 from weir.platform.registry import Function, Registry
 from weir.platform.runtime import flow, scopes
 from weir.platform.runtime.flow import gate_io, scheduled
@@ -125,6 +126,7 @@ SKIPS = (
     EventOutcome.DUPLICATE_EVENT_ID,
     EventOutcome.EXPRESSION_OVER_BUDGET,
     EventOutcome.INVALID_SCOPE_KEY,
+    EventOutcome.FUNCTION_PAUSED,
 )
 
 
@@ -140,7 +142,13 @@ def admit(tx: Tx, cand: Candidate) -> str | None:
     """Run the gates in order; returns the new run's id, or None if no run starts now.
 
     Every expression the gates will need is evaluated first, so an event that exceeds an
-    expression budget is refused whole, before any gate has spent or stored anything."""
+    expression budget is refused whole, before any gate has spent or stored anything. A
+    function paused in skip mode starts nothing: the events are marked for a later replay."""
+    if tx.registry.skips(cand.fn.id):
+        pause = tx.registry.paused[cand.fn.id]
+        words = f"skipped: function paused since {clock(pause.paused_at)} by {pause.paused_by}"
+        gate_io.record_all(tx, cand, EventOutcome.FUNCTION_PAUSED, None, words)
+        return None
     with evaluated_once():
         over = prepare(_expressions(cand), {"event": cand.event})
         if over is not None:

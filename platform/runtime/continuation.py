@@ -37,13 +37,15 @@ def apply_answer(
     lease_ms: int,
     skip: Collection[str] = (),
     take_next: bool = True,
+    held: bool = False,
 ) -> q.Claimed | None:
     """Apply `outcome` to `item`'s run; the item the caller works on next, leased to it, if
     the transaction made one (the run's next call, a lane's next run or next call). `skip`:
     functions whose calls the caller may not take (of apps it calls as much as it may);
     `take_next`: False when the caller stops (it only takes the run's own next call, which
-    the stopping scheduler hands back)."""
-    tx.next_call = NextCall(item.run_id, take_next, lease_ms)
+    the stopping scheduler hands back); `held`: the function is paused, so not even the run's
+    own next call is taken (it waits in the queue, passed over by the claim, until resumed)."""
+    tx.next_call = NextCall(None if held else item.run_id, take_next, lease_ms)
     outcomes.apply(tx, item, fn, outcome, timing)
     finish_hooks.settle(tx)
     if tx.next_call.claimed is not None or not take_next:

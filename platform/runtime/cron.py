@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from weir.platform.foundation.ids import new_id
-from weir.platform.foundation.vocabulary import QueueKind, SystemEvent
+from weir.platform.foundation.vocabulary import EventOutcome, QueueKind, SystemEvent
 from weir.platform.functions import CronTrigger
 from weir.platform.functions.parse.cron_dow import aps_cron
 from weir.platform.ingest.validate import IncomingEvent, event_payload
@@ -66,6 +66,13 @@ def on_tick(tx: Tx, item: Any) -> Candidate | None:
     fire = int(item.payload["fire"])
     cand = _fire(tx, fn, trigger, fire)
     schedule_next(tx, fn, trigger, fire)
+    pause = tx.registry.paused.get(fn.id) if tx.registry.paused else None
+    if pause is not None:  # in either mode: a tick fires no run, its event is kept for replay
+        words = f"skipped: function paused ({pause.mode}) by {pause.paused_by}"
+        event_records.record_outcome(
+            tx.conn, cand.event_ids[0], fn.id, EventOutcome.FUNCTION_PAUSED, None, words, tx.now
+        )
+        return None
     return cand
 
 

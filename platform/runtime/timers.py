@@ -5,7 +5,7 @@ transaction. Every kind and its handler are in the one table below."""
 from collections.abc import Callable
 
 from weir.platform.foundation.vocabulary import HistoryKind, Opcode, QueueKind, StepStatus
-from weir.platform.runtime import cron
+from weir.platform.runtime import cron, pausing
 from weir.platform.runtime.admission import admit
 from weir.platform.runtime.flow import batch, debounce, fifo, timeouts
 from weir.platform.runtime.flow.candidate import Candidate
@@ -69,4 +69,5 @@ HANDLERS: dict[str, Handler] = {
     debounce.TIMER: _admitting(debounce.on_timer),
     timeouts.TIMER: timeouts.on_timer,
     fifo.TIMER: fifo.on_timer,
+    QueueKind.PAUSE_BOUND: pausing.on_bound,
 }

@@ -51,6 +51,34 @@ functions = Table(
     Column("updated_at", BigInteger, nullable=False),
 )
 
+# A function's paused state: a row per function ever paused, `mode` NULL once resumed (the
+# row stays: its `changed_at` feeds the catalog version other processes reload on).
+function_pauses = Table(
+    "function_pauses",
+    metadata,
+    Column("function_id", ID, primary_key=True),
+    Column("mode", String(16), nullable=True),  # skip | hold; NULL: not paused
+    Column("in_progress", String(16), nullable=True),  # pause | cancel
+    Column("paused_at", BigInteger, nullable=True),
+    Column("paused_by", Text, nullable=True),
+    Column("changed_at", BigInteger, nullable=False),
+)
+
+# Who paused or resumed which function, when and how: the audit of production mode.
+function_pause_changes = Table(
+    "function_pause_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("function_id", ID, nullable=False),
+    Column("action", String(16), nullable=False),  # paused, resumed, bound
+    Column("mode", String(16), nullable=True),
+    Column("in_progress", String(16), nullable=True),
+    Column("actor", Text, nullable=False),
+    Column("at", BigInteger, nullable=False),
+    Column("runs", Integer, nullable=False, server_default="0"),  # runs it cancelled
+    Index("ix_function_pause_changes_of", "function_id", "id"),
+)
+
 events = Table(
     "events",
     metadata,

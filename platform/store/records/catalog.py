@@ -8,6 +8,7 @@ from sqlalchemy import Connection, Row, delete, func, insert, select, update
 from weir.platform.foundation.record_type import record
 from weir.platform.store.engine import dialect
 from weir.platform.store.engine.schema import apps, functions
+from weir.platform.store.records import pauses
 
 
 @record(slots=True)
@@ -184,6 +185,7 @@ def _version_values(new: FunctionVersion) -> dict[str, Any]:
 
 
 def catalog_version(conn: Connection) -> int:
-    """Changes whenever any function changes; other processes reload on a new value."""
+    """Changes whenever any function changes, or is paused or resumed (`pauses`); other
+    processes reload on a new value."""
     value = conn.execute(select(func.max(functions.c.updated_at))).scalar()
-    return int(value or 0)
+    return max(int(value or 0), pauses.version(conn))

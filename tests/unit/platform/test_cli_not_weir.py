@@ -1,13 +1,14 @@
-"""`weir capacity` and `weir lanes` pointed at a server that is not Weir (a typo in --base-url,
-another service on the port): one sentence saying so, exit 1, never a traceback. The server is
-a real one on loopback answering 200 with bodies of every wrong shape."""
+"""`weir capacity`, `weir lanes` and `weir functions` pointed at a server that is not Weir (a
+typo in --base-url, another service on the port): one sentence saying so, exit 1, never a
+traceback. The server is a real one on loopback answering 200 with bodies of every wrong
+shape."""
 
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from weir.platform.cli import capacity, lanes
+from weir.platform.cli import capacity, functions, lanes
 from weir.platform.cli import main as cli
 
 BODIES = {
@@ -49,6 +50,8 @@ def other(request: pytest.FixtureRequest) -> Iterator[str]:
         (["capacity", "list"], capacity.run),
         (["lanes", "list"], lanes.run),
         (["lanes", "show", "lane-1"], lanes.run),
+        (["functions", "list"], functions.run),
+        (["functions", "show", "fn"], functions.run),
     ],
 )
 def test_a_server_that_is_not_weir_gets_a_sentence_not_a_traceback(
