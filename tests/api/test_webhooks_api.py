@@ -80,7 +80,8 @@ def test_a_redelivery_is_deduplicated_by_the_event_id(client: TestClient) -> Non
     again = stripe_post(client, path, PAID)  # Stripe retries with the same event id
     assert first.status_code == again.status_code == 200
     assert store_rows(client, "SELECT count(*) FROM runs") == [(1,)]
-    outcome = "SELECT outcome FROM event_outcomes WHERE event_id = '%s'" % again.json()["ids"][0]
+    event_id = again.json()["ids"][0]
+    outcome = f"SELECT outcome FROM event_outcomes WHERE event_id = '{event_id}'"
     assert store_rows(client, outcome) == [("duplicate_event_id",)]
 
 
