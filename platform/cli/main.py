@@ -18,6 +18,7 @@ from weir.platform.cli import capacity as cli_capacity_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
+from weir.platform.cli import webhooks as cli_webhooks_command
 from weir.platform.cli.server import protocols
 from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_common(sub.add_parser(name, help=helptext, description=helptext))
     cli_sync_command.add_parser(sub)
     cli_capacity_command.add_parser(sub)
+    cli_webhooks_command.add_parser(sub)
     cli_lanes_command.add_parser(sub)
     cli_support.extend(parser)
     return parser
@@ -442,6 +444,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
         sys.exit(cli_sync_command.run(args))
     if args.command == "capacity":
         sys.exit(cli_capacity_command.run(args))
+    if args.command == "webhooks":
+        sys.exit(cli_webhooks_command.run(args))
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
