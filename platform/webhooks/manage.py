@@ -9,6 +9,7 @@ from weir.platform.foundation.record_type import record
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.store.records import webhooks as rows
+from weir.platform.webhooks import receive
 from weir.platform.webhooks import source as sources
 from weir.platform.webhooks.delivery import Received, Status
 from weir.platform.webhooks.receive import build
@@ -105,12 +106,14 @@ async def update(weir: Platform, ident: str, payload: Any, revision: Any) -> Sav
             )
 
     await weir.write(job)
+    receive.KNOWN.forget(current.id)
     return Saved(current.id, source, revision + 1, current.created_at, now)
 
 
 async def delete(weir: Platform, ident: str) -> None:
     current = await get(weir, ident)
     await weir.write(lambda tx: rows.delete_source(tx.conn, current.id))
+    receive.KNOWN.forget(current.id)
 
 
 async def apply_file(weir: Platform, payloads: Any) -> list[tuple[str, Saved]]:

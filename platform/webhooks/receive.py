@@ -40,6 +40,8 @@ STATUS_OF = {
     Reason.INVALID_EVENT: 422,
 }
 RETRY_AFTER_S = 5  # when the store could not commit
+SOURCE_CACHE_MS = 1000  # how long a process goes on using a source read (see `Known`)
+MAX_KNOWN = 1000
 
 
 @record
@@ -63,9 +65,44 @@ def _parsed(config: str) -> Source:
     return sources.from_json(config)  # checked when saved; parsed once per stored version
 
 
+class Known:
+    """Sources read lately, by id, for SOURCE_CACHE_MS: a delivery then costs no read before
+    its rate limit and signature are checked. Changes made through this process apply at
+    once (`forget`); those made through another process within SOURCE_CACHE_MS."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, tuple[Source, int]] = {}
+
+    def get(self, source_id: str, now_ms: int) -> Source | None:
+        found = self._found.get(source_id)
+        if found is None or now_ms - found[1] >= SOURCE_CACHE_MS:
+            return None
+        return found[0]
+
+    def put(self, source_id: str, source: Source, now_ms: int) -> None:
+        self._found.pop(source_id, None)
+        self._found[source_id] = (source, now_ms)
+        if len(self._found) > MAX_KNOWN:
+            del self._found[next(iter(self._found))]
+
+    def forget(self, source_id: str) -> None:
+        self._found.pop(source_id, None)
+
+
+KNOWN = Known()
+
+
 async def find(weir: Platform, source_id: str) -> Source | None:
+    now = weir.clock.now_ms()
+    known = KNOWN.get(source_id, now)
+    if known is not None:
+        return known
     stored = await weir.read(lambda conn: rows.source_by_id(conn, source_id))
-    return _parsed(stored.config) if stored is not None else None
+    if stored is None:
+        return None
+    source = _parsed(stored.config)
+    KNOWN.put(source_id, source, now)
+    return source
 
 
 def _refused(reason: Reason, message: str, delivery_id: str) -> Answer:

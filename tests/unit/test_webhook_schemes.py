@@ -237,3 +237,9 @@ def test_generic_hmac_plain_hex_of_the_body() -> None:
     assert check(Scheme.HMAC, upper, secrets=(secret,), options=options) is None
     bad = {"X-Signature": "zz" + digest[2:]}
     assert check(Scheme.HMAC, bad, secrets=(secret,), options=options) == Refusal.BAD_SIGNATURE
+
+
+def test_a_forgery_is_a_bad_signature_whatever_its_timestamp() -> None:
+    stale_forgery = stripe_headers(WRONG, NOW - 3600)
+    assert check(Scheme.STRIPE, stale_forgery) == Refusal.BAD_SIGNATURE
+    assert check(Scheme.STANDARD, standard_headers(WRONG, NOW + 3600)) == Refusal.BAD_SIGNATURE

@@ -1,6 +1,7 @@
 """Webhook sources and their deliveries as rows. The webhooks room owns what a source's
 `config` means; this module only stores it, with a revision for optimistic updates."""
 
+import itertools
 from typing import Any
 
 from sqlalchemy import Connection, Row, delete, insert, select, update
@@ -8,6 +9,7 @@ from weir.platform.foundation.record_type import record
 from weir.platform.store.engine.schema import webhook_deliveries, webhook_sources
 
 KEEP_DELIVERIES = 1000  # per source: the newest are kept, older ones go as new ones arrive
+PRUNE_EVERY = 50  # inserts between two prunings, not a second statement per delivery
 
 
 @record
@@ -96,11 +98,21 @@ def delete_source(conn: Connection, source_id: str) -> bool:
     return done.rowcount == 1
 
 
+_inserted = itertools.count(1)
+
+
 def insert_delivery(conn: Connection, delivery: StoredDelivery) -> None:
+    """Insert; every PRUNE_EVERY inserts (in this process), drop the source's deliveries past
+    its newest KEEP_DELIVERIES: a source holds at most about as many as both."""
     conn.execute(insert(webhook_deliveries).values(**delivery.__dict__))
+    if next(_inserted) % PRUNE_EVERY == 0:
+        prune(conn, delivery.source_id)
+
+
+def prune(conn: Connection, source_id: str) -> None:
     oldest_kept = (
         select(webhook_deliveries.c.id)
-        .where(webhook_deliveries.c.source_id == delivery.source_id)
+        .where(webhook_deliveries.c.source_id == source_id)
         .order_by(webhook_deliveries.c.id.desc())
         .offset(KEEP_DELIVERIES - 1)
         .limit(1)
@@ -108,7 +120,7 @@ def insert_delivery(conn: Connection, delivery: StoredDelivery) -> None:
     )
     conn.execute(
         delete(webhook_deliveries).where(
-            webhook_deliveries.c.source_id == delivery.source_id,
+            webhook_deliveries.c.source_id == source_id,
             webhook_deliveries.c.id < oldest_kept,
         )
     )

@@ -31,7 +31,9 @@ def any_equal(expected: Iterable[bytes], presented: Iterable[bytes]) -> bool:
 
 
 def check_timestamp(sent_s: float, now_s: float, tolerance_s: int) -> None:
-    """`sent_s` (Unix seconds, as the provider signed it) within `tolerance_s` of now."""
+    """`sent_s` (Unix seconds, as the provider signed it) within `tolerance_s` of now. Checked
+    once the signature holds: a stale timestamp then means a genuine delivery replayed or
+    held up, and a forgery is always a bad signature, whatever its timestamp."""
     if sent_s < now_s - tolerance_s:
         raise VerificationFailed(
             Refusal.STALE_TIMESTAMP,

@@ -88,12 +88,10 @@ def verify(
     if not header.startswith(options.prefix) or not header[len(options.prefix) :]:
         shape = f" ({options.prefix}<signature>)" if options.prefix else ""
         raise missing(options.header + shape)
-    stamp = ""
+    stamp, sent = "", 0
     if options.timestamp_header is not None:
         stamp = headers.get(options.timestamp_header.lower(), "").strip()
         sent = unix_seconds(stamp, options.timestamp_header)
-        per_s = 1000 if options.timestamp_unit == TimestampUnit.MILLISECONDS else 1
-        check_timestamp(sent / per_s, now_s, tolerance_s)
     parts = _PARTS.split(options.template)
     signed = b"".join(
         body if part == "{body}" else stamp.encode() if part == "{timestamp}" else part.encode()
@@ -104,6 +102,9 @@ def verify(
     expected = [hmac.new(s.encode(), signed, digest).digest() for s in secrets]
     if presented is None or not any_equal(expected, [presented]):
         raise no_match(options.header)
+    if options.timestamp_header is not None:
+        per_s = 1000 if options.timestamp_unit == TimestampUnit.MILLISECONDS else 1
+        check_timestamp(sent / per_s, now_s, tolerance_s)
 
 
 def _decoded(options: HmacOptions, text: str) -> bytes | None:

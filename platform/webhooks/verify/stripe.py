@@ -36,8 +36,8 @@ def verify(
     sent_s = unix_seconds(sent, "Stripe-Signature t=")
     if not signatures:
         raise missing("Stripe-Signature v1=")
-    check_timestamp(sent_s, now_s, tolerance_s)
     signed = str(sent_s).encode() + b"." + body
     expected = [hmac.new(s.encode(), signed, hashlib.sha256).hexdigest().encode() for s in secrets]
     if not any_equal(expected, signatures):
         raise no_match("Stripe-Signature")
+    check_timestamp(sent_s, now_s, tolerance_s)
