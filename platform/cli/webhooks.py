@@ -3,6 +3,9 @@
 
     weir webhooks list
     weir webhooks apply webhooks.json          # {"webhooks": [{...}, ...]}
+
+A secret written "${NAME}" in the file is read from the environment variable NAME by `apply`,
+so the file can be kept with the code while the secrets stay in the deployment's environment.
     weir webhooks test stripe-prod sample.json # {"body": {...}, "headers": {...}}
     weir webhooks deliveries stripe-prod --status refused
     weir webhooks replay stripe-prod 01J...
@@ -11,6 +14,8 @@
 
 import argparse
 import json
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,8 @@ from urllib.parse import quote
 import httpx
 from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir
 from weir.platform.cli.target import add_target_arguments, target
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -67,6 +74,25 @@ def _file(path: Path) -> Any:
         raise SystemExit(f"{path}: {exc}") from None
 
 
+def _with_secrets(declared: Any) -> Any:
+    """The file with each "${NAME}" secret replaced by the environment variable NAME."""
+    for source in declared.get("webhooks", []) if isinstance(declared, dict) else []:
+        secrets = source.get("secrets") if isinstance(source, dict) else None
+        if isinstance(secrets, list):
+            source["secrets"] = [_secret(s) for s in secrets]
+    return declared
+
+
+def _secret(value: Any) -> Any:
+    match = _VARIABLE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return value
+    found = os.environ.get(match.group(1))
+    if not found:
+        raise SystemExit(f"the secret ${{{match.group(1)}}} is not set in the environment")
+    return found
+
+
 def _run(client: httpx.Client, args: argparse.Namespace) -> int:
     if args.action == "list":
         resp = client.get("/v1/webhooks")
@@ -76,7 +102,7 @@ def _run(client: httpx.Client, args: argparse.Namespace) -> int:
             print(f"{source['name']}  {source['scheme']}  {source['path']}")
         return 0
     if args.action == "apply":
-        resp = client.post("/v1/webhooks/apply", json=_file(args.file))
+        resp = client.post("/v1/webhooks/apply", json=_with_secrets(_file(args.file)))
         if resp.status_code != 200:
             for problem in _problems(resp):
                 print(problem, file=sys.stderr)

@@ -316,3 +316,32 @@ def test_a_transform_over_its_budget_is_refused_and_noted(client: TestClient) ->
     assert resp.json()["reason"] == "transform_budget"
     (noted,) = deliveries(client, "stripe-prod")
     assert noted["replayable"] and "budget" in noted["message"]
+
+
+def test_a_path_data_passes_a_large_body_and_a_wrong_ts_is_an_invalid_event(
+    client: TestClient,
+) -> None:
+    source = create(client)
+    large = PAID | {"lines": [f"item-{n:05}" for n in range(20_000)]}  # ~200 KB: over 64 KiB
+    resp = stripe_post(client, source["path"], large)
+    assert resp.status_code == 200, resp.text
+    event = client.get(f"/v1/events/{resp.json()['ids'][0]}").json()["data"]
+    assert len(event["data"]["lines"]) == 20_000
+    seconds = {"name": "'stripe/' + body.type", "ts": "body.created"}  # seconds, not ms
+    changed = STRIPE_SOURCE | {"transform": seconds, "revision": source["revision"]}
+    assert client.put("/v1/webhooks/stripe-prod", json=changed).status_code == 200
+    refused = stripe_post(client, source["path"], PAID | {"created": 1_700_000_000})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["reason"] == "invalid_event" and "1980" in refused.json()["error"]
+    assert deliveries(client, "stripe-prod", reason="invalid_event")[0]["replayable"]
+
+
+def test_a_body_that_is_not_a_map_or_not_json_is_refused_saying_why(client: TestClient) -> None:
+    source = create(client, STRIPE_SOURCE | {"transform": {"name": "'stripe/list'"}})
+    listed = stripe_post(client, source["path"], [1, 2])
+    assert listed.status_code == 422 and "must give a map" in listed.json()["error"]
+    body = b"{not json"
+    header = stripe.WebhookSignature.generate_signature_header(body.decode(), STRIPE_SECRET)
+    headers = {"Stripe-Signature": header, "Content-Type": "application/json"}
+    broken = client.post(source["path"], content=body, headers=headers)
+    assert broken.status_code == 400 and broken.json()["reason"] == "unreadable_body"

@@ -37,13 +37,13 @@ def weir(tmp_path: Path) -> Iterator[WeirServer]:
         server.stop()
 
 
-def cli(weir: WeirServer, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(weir: WeirServer, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "weir", "webhooks", *args, "--base-url", weir.url],
         capture_output=True,
         text=True,
         timeout=60,
-        env=dict(os.environ),
+        env=os.environ | {"STRIPE_WEBHOOK_SECRET": STRIPE_SECRET} | env,
     )
 
 
@@ -53,7 +53,7 @@ def sources(name_transform: str) -> dict[str, Any]:
             {
                 "name": "stripe",
                 "scheme": "stripe",
-                "secrets": [STRIPE_SECRET],
+                "secrets": ["${STRIPE_WEBHOOK_SECRET}"],  # from `weir webhooks apply`'s env
                 "transform": {"name": name_transform, "id": "body.id"},
             },
             {
@@ -78,6 +78,8 @@ def test_a_file_applied_by_the_cli_then_deliveries_and_a_replay(
 ) -> None:
     file = tmp_path / "webhooks.json"
     file.write_text(json.dumps(sources("'stripe/' + body.kind")))  # `kind`: not Stripe's field
+    unset = cli(weir, "apply", str(file), STRIPE_WEBHOOK_SECRET="")
+    assert unset.returncode == 1 and "${STRIPE_WEBHOOK_SECRET} is not set" in unset.stderr
     applied = cli(weir, "apply", str(file))
     assert applied.returncode == 0, applied.stderr
     assert [line.split()[:2] for line in applied.stdout.splitlines()] == [
