@@ -13,6 +13,7 @@ from weir.platform.service import Platform
 from weir.platform.webhooks import receive
 from weir.platform.webhooks.delivery import Reason, received
 from weir.platform.webhooks.rates import Rates
+from weir.platform.webhooks.source import SourceError
 
 router = APIRouter()
 RATES = Rates()  # per process, as the limit is documented
@@ -44,6 +45,10 @@ async def deliver(
     """A provider's delivery: verified, transformed and stored as an event."""
     try:
         return await _deliver(source_id, request, weir)
+    except SourceError as exc:  # stored before a stricter check: the operator must fix it
+        error = f"this source's stored settings no longer pass Weir's checks: {exc}"
+        answer = {"status": 503, "error": error}
+        return JSONResponse(answer, 503, headers={"retry-after": "60"})
     except SQLAlchemyError:
         answer = {"status": 503, "error": "the store is not answering: retry shortly"}
         return JSONResponse(answer, 503, headers={"retry-after": str(receive.RETRY_AFTER_S)})

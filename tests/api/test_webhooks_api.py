@@ -14,6 +14,7 @@ from typing import Any
 import standardwebhooks
 import stripe
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
 from weir.app import create_app
 
 from tests.api.helpers import LOCAL, function, store_rows, sync_body
@@ -345,3 +346,18 @@ def test_a_body_that_is_not_a_map_or_not_json_is_refused_saying_why(client: Test
     headers = {"Stripe-Signature": header, "Content-Type": "application/json"}
     broken = client.post(source["path"], content=body, headers=headers)
     assert broken.status_code == 400 and broken.json()["reason"] == "unreadable_body"
+
+
+def test_a_stored_source_that_no_longer_passes_the_checks_answers_503(client: TestClient) -> None:
+    source = create(client)
+    url = client.app.state.platform.settings.database_url  # type: ignore[attr-defined]
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:  # as a source saved before a stricter check would be
+            broken = "UPDATE webhook_sources SET config = replace(config, 'body.type', 'body.')"
+            conn.execute(text(broken))
+    finally:
+        engine.dispose()
+    resp = stripe_post(client, source["path"], PAID)
+    assert resp.status_code == 503, resp.text
+    assert "no longer pass" in resp.json()["error"] and resp.headers["retry-after"] == "60"
