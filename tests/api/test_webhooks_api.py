@@ -361,3 +361,11 @@ def test_a_stored_source_that_no_longer_passes_the_checks_answers_503(client: Te
     resp = stripe_post(client, source["path"], PAID)
     assert resp.status_code == 503, resp.text
     assert "no longer pass" in resp.json()["error"] and resp.headers["retry-after"] == "60"
+
+
+def test_a_delivery_over_a_ui_forms_cap_is_taken_up_to_the_sources_cap(client: TestClient) -> None:
+    # /webhooks/ bodies count as event ingest, not as the UI's form posts (1 MiB at most)
+    source = create(client, STRIPE_SOURCE | {"max_body_bytes": 3 * 1024 * 1024})
+    payload = PAID | {"blob": "x" * (2 * 1024 * 1024)}
+    resp = stripe_post(client, source["path"], payload)
+    assert resp.status_code == 200, resp.text[:300]
