@@ -20,6 +20,7 @@ import standardwebhooks
 import stripe
 
 from tests.integration.harness import WeirServer
+from tests.support.postgres import fresh_schema
 
 pytestmark = pytest.mark.integration
 STRIPE_SECRET = "whsec_process_test_0123456789"
@@ -145,3 +146,40 @@ def test_ten_kilobyte_deliveries_are_answered_within_50_ms_at_p99(
     p99 = statistics.quantiles(times, n=100)[98]
     print(f"webhook answer ms: median {statistics.median(times):.1f}, p99 {p99:.1f}")
     assert p99 <= 50, f"p99 {p99:.1f} ms over {DELIVERIES} deliveries of 10 KB"
+
+
+@pytest.mark.postgres
+def test_two_processes_on_postgresql_share_sources_and_a_rotation(tmp_path: Path) -> None:
+    """A source made through one process takes deliveries through another; a rotation made
+    through the first reaches the second within the source cache's second."""
+
+    with fresh_schema() as url:
+        servers = [WeirServer(tmp_path, database_url=url, name=f"weir{i}") for i in range(2)]
+        try:
+            for server in servers:
+                server.start()
+            first, second = servers
+            source = {"name": "stripe", "scheme": "stripe", "secrets": [STRIPE_SECRET]}
+            source["transform"] = {"name": "'stripe/' + body.type", "id": "body.id"}
+            made = httpx.post(f"{first.url}/v1/webhooks", json=source)
+            assert made.status_code == 201, made.text
+            path, revision = made.json()["data"]["path"], made.json()["data"]["revision"]
+            paid = {"id": "evt_pg1", "type": "invoice.paid"}
+            taken = stripe_delivery(second.url + path, paid)
+            assert taken.status_code == 200, taken.text
+            assert first.event(taken.json()["ids"][0])["name"] == "stripe/invoice.paid"
+
+            new = "whsec_rotated_in_process_one"
+            body = source | {"secrets": [new], "revision": revision}
+            assert httpx.put(f"{first.url}/v1/webhooks/stripe", json=body).status_code == 200
+            time.sleep(1.1)  # the second process's cached copy is a second old at most
+            signed = json.dumps(paid | {"id": "evt_pg2"})
+            header = stripe.WebhookSignature.generate_signature_header(signed, new)
+            headers = {"Stripe-Signature": header, "Content-Type": "application/json"}
+            rotated = httpx.post(second.url + path, content=signed.encode(), headers=headers)
+            assert rotated.status_code == 200, rotated.text
+            old = stripe_delivery(second.url + path, paid | {"id": "evt_pg3"})
+            assert old.status_code == 401  # the old secret was dropped
+        finally:
+            for server in servers:
+                server.stop()
