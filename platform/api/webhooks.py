@@ -57,9 +57,11 @@ async def deliver(
 async def _deliver(source_id: str, request: Request, weir: Platform) -> JSONResponse:
     source = await receive.find(weir, source_id) if len(source_id) <= MAX_ID else None
     if source is None:
+        weir.metrics.webhook("", "unknown_source")
         return JSONResponse({"status": 404, "error": "no webhook source has this id"}, 404)
     wait_ms = RATES.retry_after_ms(source_id, source.rate_per_s, weir.clock.now_ms())
-    if wait_ms:
+    if wait_ms:  # not noted as a delivery (a flood would fill the writer): counted only
+        weir.metrics.webhook(source.name, "rate_limited")
         wait_s = str(-(-wait_ms // 1000))
         error = f"over this source's rate of {source.rate_per_s} deliveries a second"
         return JSONResponse({"status": 429, "error": error}, 429, headers={"retry-after": wait_s})
@@ -67,11 +69,13 @@ async def _deliver(source_id: str, request: Request, weir: Platform) -> JSONResp
         body = await read_capped(request, source.max_body_bytes, "webhook body")
     except BodyTooLarge as exc:
         answer = await receive.refuse(weir, source_id, Reason.TOO_LARGE, str(exc))
-        return _json(answer)
+        return _json(weir, source.name, answer)
     delivery = received(body, request.headers.items(), request.query_params.multi_items())
-    return _json(await receive.deliver(weir, source_id, source, delivery))
+    return _json(weir, source.name, await receive.deliver(weir, source_id, source, delivery))
 
 
-def _json(answer: receive.Answer) -> JSONResponse:
+def _json(weir: Platform, name: str, answer: receive.Answer) -> JSONResponse:
+    outcome = "accepted" if answer.status == 200 else answer.body.get("reason", "unavailable")
+    weir.metrics.webhook(name, str(outcome))
     headers = {"retry-after": str(answer.retry_after_s)} if answer.retry_after_s else None
     return JSONResponse(answer.body, answer.status, headers=headers)

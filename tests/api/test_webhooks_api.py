@@ -293,6 +293,14 @@ def test_over_its_rate_a_source_answers_429(client: TestClient) -> None:
     path = create(client, STRIPE_SOURCE | {"rate_per_s": 2})["path"]
     answers = [stripe_post(client, path, PAID | {"id": f"evt_{i}"}).status_code for i in range(6)]
     assert 429 in answers and answers[:2] == [200, 200]
+    # a 429 is not noted as a delivery (a flood would fill the writer) but it is counted
+    limited = answers.count(429)
+    assert len(deliveries(client, "stripe-prod")) == len(answers) - limited
+    metrics = client.get("/metrics").text
+    line = 'weir_webhook_deliveries_total{outcome="rate_limited",source="stripe-prod"}'
+    assert f"{line} {float(limited)}" in metrics
+    accepted = 'weir_webhook_deliveries_total{outcome="accepted",source="stripe-prod"}'
+    assert f"{accepted} {float(len(answers) - limited)}" in metrics
 
 
 def test_in_start_mode_the_hook_is_open_and_management_needs_the_login(tmp_path: Path) -> None:
