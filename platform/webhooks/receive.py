@@ -229,5 +229,8 @@ async def replay(weir: Platform, source_id: str, delivery_id: str) -> Answer:
         if not rows.mark_replayed(tx.conn, delivery_id, Status.REPLAYED.value, ids[0], None):
             raise ReplayRefused(409, f"delivery {delivery_id} was replayed meanwhile")
 
-    ids = await weir.ingest([built.event], noted)
+    try:
+        ids = await weir.ingest([built.event], noted)
+    except SQLAlchemyError:
+        return _unavailable()
     return Answer(200, {"status": 200, "ids": ids, "delivery": delivery_id})
