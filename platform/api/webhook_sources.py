@@ -29,6 +29,10 @@ router = APIRouter(prefix="/v1/webhooks")
 MAX_BODY = 256 * 1024  # a source, or a file of them
 MAX_SAMPLE = 4 * 1024 * 1024  # a sample payload: up to the largest body a source may take
 _OBJECT = docs.json_body({"type": "object"})
+STILL_REFUSED = "the transform as it is now still refuses the delivery; `reason` says why"
+REPLAY_ANSWERS = docs.errors(401, 404, 409, 503) | {
+    422: {"description": STILL_REFUSED, "content": {docs.JSON: {"schema": docs.ERROR}}}
+}
 
 
 class BadInput(Exception):
@@ -169,7 +173,7 @@ async def list_deliveries(
     return await _guarded(job())
 
 
-@router.post("/{ident}/deliveries/{delivery_id}/replay", responses=docs.errors(401, 404, 409))
+@router.post("/{ident}/deliveries/{delivery_id}/replay", responses=docs.errors(401, 404, 409, 503))
 async def replay_delivery(
     ident: str, delivery_id: str, weir: Platform = Depends(platform)
 ) -> JSONResponse:
@@ -178,6 +182,7 @@ async def replay_delivery(
     async def job() -> JSONResponse:
         saved = await manage.get(weir, ident)
         answer = await receive.replay(weir, saved.id, delivery_id)
-        return JSONResponse(answer.body, answer.status)
+        wait = {"retry-after": str(answer.retry_after_s)} if answer.retry_after_s else None
+        return JSONResponse(answer.body, answer.status, headers=wait)
 
     return await _guarded(job())
