@@ -2,6 +2,7 @@
 answer says what a provider should do: 2xx only once the event is committed, 4xx for what a
 retry cannot change, 5xx (with Retry-After) only for what a retry may get past."""
 
+import asyncio
 import json
 from functools import lru_cache
 from typing import Any
@@ -42,6 +43,9 @@ STATUS_OF = {
 RETRY_AFTER_S = 5  # when the store could not commit
 SOURCE_CACHE_MS = 1000  # how long a process goes on using a source read (see `Known`)
 MAX_KNOWN = 1000
+# A larger body is parsed and its event checked on a thread: ~20 ms a MiB that the event loop
+# would otherwise not answer anyone else in (POST /e/ hands such bodies to worker processes)
+ON_LOOP_BYTES = 64 * 1024
 
 
 @record
@@ -142,8 +146,9 @@ def _unavailable() -> Answer:
 
 async def build(source: Source, received: Received, now_ms: int) -> Built:
     """The event the source's transform makes of a (verified) delivery."""
+    large = len(received.body) >= ON_LOOP_BYTES
     try:
-        seen = activation(received)
+        seen = await asyncio.to_thread(activation, received) if large else activation(received)
     except Unreadable as exc:
         return Built(None, Reason.UNREADABLE_BODY, str(exc))
     try:
@@ -156,6 +161,8 @@ async def build(source: Source, received: Received, now_ms: int) -> Built:
         )
         return Built(None, reason, str(exc))
     try:
+        if large:
+            return Built(await asyncio.to_thread(validate_event, item, 0, now_ms))
         return Built(validate_event(item, 0, now_ms))
     except EventError as exc:
         return Built(None, Reason.INVALID_EVENT, f"the transform's event: {exc}")
