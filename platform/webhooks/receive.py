@@ -14,8 +14,8 @@ from weir.platform.ingest.validate import EventError, IncomingEvent, validate_ev
 from weir.platform.runtime.tx import Tx
 from weir.platform.service import Platform
 from weir.platform.store.records import webhooks as rows
+from weir.platform.webhooks import challenge, transform
 from weir.platform.webhooks import source as sources
-from weir.platform.webhooks import transform
 from weir.platform.webhooks.delivery import (
     REPLAYABLE,
     Reason,
@@ -182,6 +182,9 @@ async def deliver(weir: Platform, source_id: str, source: Source, received: Rece
         )
     except VerificationFailed as failed:
         return await refuse(weir, source_id, Reason(failed.refusal.value), str(failed))
+    expected = challenge.answer_to(source.scheme, received)
+    if expected is not None:
+        return await _answered_check(weir, source_id, now, expected)
     built = await build(source, received, now)
     if built.event is None:
         assert built.reason is not None and built.message is not None
@@ -200,6 +203,21 @@ async def deliver(weir: Platform, source_id: str, source: Source, received: Rece
     except SQLAlchemyError:
         return _unavailable()
     return Answer(200, {"status": 200, "ids": ids, "delivery": delivery_id})
+
+
+async def _answered_check(
+    weir: Platform, source_id: str, now: int, expected: dict[str, Any]
+) -> Answer:
+    """Noted as accepted without an event: the provider's URL check passed."""
+    noted = rows.StoredDelivery(
+        new_id(now), source_id, now, Status.ACCEPTED.value, None,
+        "the provider's URL check, answered (no event)", None, None, None, None,
+    )  # fmt: skip
+    try:
+        await weir.write(lambda tx: rows.insert_delivery(tx.conn, noted))
+    except SQLAlchemyError:
+        return _unavailable()
+    return Answer(200, expected)
 
 
 class ReplayRefused(Exception):

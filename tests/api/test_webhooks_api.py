@@ -14,6 +14,7 @@ from typing import Any
 import standardwebhooks
 import stripe
 from fastapi.testclient import TestClient
+from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import create_engine, text
 from weir.app import create_app
 
@@ -377,3 +378,21 @@ def test_a_delivery_over_a_ui_forms_cap_is_taken_up_to_the_sources_cap(client: T
     payload = PAID | {"blob": "x" * (2 * 1024 * 1024)}
     resp = stripe_post(client, source["path"], payload)
     assert resp.status_code == 200, resp.text[:300]
+
+
+def test_slacks_signed_url_check_is_answered_with_its_challenge(client: TestClient) -> None:
+    secret = "slack-signing-secret-2"
+    slack = {"name": "slack-events", "scheme": "slack", "secrets": [secret]}
+    path = create(client, slack | {"transform": {"name": "'slack/' + body.event.type"}})["path"]
+    body = json.dumps({"type": "url_verification", "challenge": "3eZbrw1aBm2rZgRNFdxV"}).encode()
+    ts = str(int(time.time()))
+    sig = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+    assert sig is not None
+    headers = {"X-Slack-Signature": sig, "X-Slack-Request-Timestamp": ts}
+    resp = client.post(path, content=body, headers=headers | {"Content-Type": "application/json"})
+    assert resp.status_code == 200 and resp.json() == {"challenge": "3eZbrw1aBm2rZgRNFdxV"}
+    assert store_rows(client, "SELECT count(*) FROM events") == [(0,)]
+    (noted,) = deliveries(client, "slack-events")
+    assert (noted["status"], noted["event_id"]) == ("accepted", None)
+    forged = client.post(path, content=body, headers={"X-Slack-Request-Timestamp": ts})
+    assert forged.status_code == 401  # the check is answered only once the signature holds
