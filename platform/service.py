@@ -388,7 +388,16 @@ class Platform:
             )
         return await self._accept(await events.foresee_costly(self.registry, incoming))
 
-    async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
+    async def ingest(
+        self, incoming: list[IncomingEvent], also: Callable[[Tx, list[str]], None]
+    ) -> list[str]:
+        """Events validated elsewhere (webhooks), accepted as sent ones are; `also` is run in
+        their transaction with their ids (a webhook delivery's record commits with them)."""
+        return await self._accept(await events.foresee_costly(self.registry, incoming), also)
+
+    async def _accept(
+        self, incoming: list[IncomingEvent], also: Callable[[Tx, list[str]], None] | None = None
+    ) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
         offer = self.scheduler.offer(min(len(incoming), ACCEPT_CLAIMS))
@@ -397,6 +406,8 @@ class Platform:
 
         def accept(tx: Tx) -> list[str]:
             ids = events.accept(tx, incoming)
+            if also is not None:
+                also(tx, ids)
             if offer is not None:
                 now = self.clock.now_ms()  # after any lock the accept waited for
                 claimed[:] = continuation.take_due(tx, now, offer.size, lease_ms, offer.skip)

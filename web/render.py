@@ -20,6 +20,7 @@ NAV = (
     ("events", "/events", "Events"),
     ("functions", "/functions", "Functions"),
     ("apps", "/apps", "Apps"),
+    ("webhooks", "/webhook-sources", "Webhooks"),
 )
 
 

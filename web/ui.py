@@ -2,7 +2,7 @@
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from weir.web import api, errors, lane_pages, pages
+from weir.web import api, errors, lane_pages, pages, webhook_pages
 from weir.web.forms import actions, login
 from weir.web.forms import capacity as capacity_actions
 from weir.web.forms import pause as pause_actions
@@ -17,7 +17,7 @@ def mount(app: FastAPI) -> None:
         pause_actions.router,
         lane_pages.router,
     )
-    for router in (*routers, login.router, pages.router):
+    for router in (*routers, webhook_pages.router, login.router, pages.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     errors.install(app)

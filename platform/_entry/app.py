@@ -18,6 +18,8 @@ from weir.platform.api import (
     register,
     simulate,
     v1,
+    webhook_sources,
+    webhooks,
 )
 from weir.platform.api import fifo_lanes as lanes
 from weir.platform.api.metrics import router as metrics_router
@@ -60,6 +62,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         memo_api.router,
         gql.router,
         connect.router,
+        webhooks.router,
+        webhook_sources.router,
     )
     for router in routers:
         app.include_router(router)

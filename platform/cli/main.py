@@ -19,6 +19,7 @@ from weir.platform.cli import functions as cli_functions_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
+from weir.platform.cli import webhooks as cli_webhooks_command
 from weir.platform.cli.server import protocols
 from weir.platform.connect import binding as connect_binding
 from weir.platform.executor import ai_hosts, app_errors
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_common(sub.add_parser(name, help=helptext, description=helptext))
     cli_sync_command.add_parser(sub)
     cli_capacity_command.add_parser(sub)
+    cli_webhooks_command.add_parser(sub)
     cli_lanes_command.add_parser(sub)
     cli_functions_command.add_parser(sub)
     cli_support.extend(parser)
@@ -470,6 +472,8 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
         sys.exit(cli_sync_command.run(args))
     if args.command == "capacity":
         sys.exit(cli_capacity_command.run(args))
+    if args.command == "webhooks":
+        sys.exit(cli_webhooks_command.run(args))
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     if args.command == "functions":

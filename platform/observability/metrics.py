@@ -40,6 +40,14 @@ class Metrics:
             registry=reg,
         )
 
+        self.webhooks = Counter(
+            "weir_webhook_deliveries",
+            "Webhook deliveries by source and outcome (accepted, a refusal's reason, "
+            "rate_limited, unavailable; unknown_source with no source name)",
+            ["source", "outcome"],
+            registry=reg,
+        )
+
         # Each labelled child once: `labels()` checks and locks on every call, and a child is
         # looked up for every run that starts and ends and for every call.
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
@@ -56,6 +64,9 @@ class Metrics:
             self._child(self.retries, function).inc()
         elif note.what == n.CALL_FINISHED:
             self._child(self.calls, function).observe(int(note.fields["duration_ms"]) / 1000)
+
+    def webhook(self, source: str, outcome: str) -> None:
+        self._child(self.webhooks, source, outcome).inc()
 
     def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
         key = (id(metric), labels)

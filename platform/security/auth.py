@@ -3,7 +3,8 @@
 One ASGI middleware in front of every route, so a route added later is protected unless it
 is named here as open. Paths fall into four kinds:
 - open: health probes, static files, the login page; the event API, which checks the event
-  key in its path itself (api/events.py);
+  key in its path itself (api/events.py); webhooks, whose source id and provider signature
+  prove the sender (api/webhooks.py);
 - sdk: /fn/register, /v0/runs/... and /v0/connect/... need `Authorization: Bearer` with a
   signing key, raw or as the SDK's hash (docs/protocol.md §12.3) — that is how an app proves
   it holds the key;
@@ -35,7 +36,7 @@ from weir.platform.settings import Settings
 from weir.platform.store.flow import gate_state as gatestate
 
 OPEN_PATHS = frozenset({"/health", "/login"})
-OPEN_PREFIXES = ("/health/", "/static/", "/e/")
+OPEN_PREFIXES = ("/health/", "/static/", "/e/", "/webhooks/")
 SDK_PATHS = frozenset({"/fn/register"})
 SDK_PREFIXES = ("/v0/runs/", "/v0/connect/")
 API_PREFIXES = ("/v0/", "/v1/", "/ui/api/", "/fn/", "/metrics", "/openapi.json")

@@ -27,7 +27,7 @@ KiB = 1024
 class BodyClass(StrEnum):
     LOGIN = "login"  # /login, /logout: a user name, a password and a CSRF token
     FORM = "form"  # the UI's other form posts: at most an event or invoke payload typed in
-    INGEST = "ingest"  # /e/: events, capped by their route (api/events.py)
+    INGEST = "ingest"  # /e/ and /webhooks/: events, capped by their routes
     API = "api"  # every other route, which reads its body with a cap of its own
 
 
@@ -40,7 +40,7 @@ CAPS: dict[BodyClass, int | None] = {
 
 
 def body_class(path: str) -> BodyClass:
-    if path.startswith("/e/"):
+    if path.startswith(("/e/", "/webhooks/")):
         return BodyClass.INGEST
     if path in ("/login", "/logout"):
         return BodyClass.LOGIN

@@ -10,6 +10,7 @@ from sqlalchemy import (
     Column,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Sequence,
     String,
@@ -419,4 +420,37 @@ capacity_changes = Table(
     Column("actor", Text, nullable=False),
     Column("at", BigInteger, nullable=False),
     Index("ix_capacity_changes_of", "kind", "capacity_id", "id"),
+)
+
+# Webhook sources (platform/webhooks/): `id` is the unguessable part of the URL
+# /webhooks/{id}; `config` the source as JSON (scheme, secrets, transform, limits), checked by
+# the webhooks room before it is written.
+webhook_sources = Table(
+    "webhook_sources",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("config", Text, nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+# Every delivery a source received: accepted (with its event) or refused (with the reason).
+# A delivery whose signature held keeps its body, headers and query, so that it can be
+# replayed once the transform is fixed; a forged or oversized one keeps none of them.
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("id", ID, primary_key=True),  # ULID: by time of receipt
+    Column("source_id", String(64), nullable=False),
+    Column("received_at", BigInteger, nullable=False),
+    Column("status", String(16), nullable=False),  # accepted, refused, replayed
+    Column("reason", String(32), nullable=True),  # why refused
+    Column("message", Text, nullable=True),
+    Column("event_id", ID, nullable=True),
+    Column("body", LargeBinary, nullable=True),
+    Column("headers", Text, nullable=True),  # JSON object, lower-case names
+    Column("query", Text, nullable=True),  # JSON object
+    Index("ix_webhook_deliveries_source", "source_id", "id"),
 )

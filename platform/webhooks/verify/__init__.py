@@ -1,0 +1,1 @@
+"""Signature schemes, one module per provider; `schemes` picks one by a source's scheme."""
