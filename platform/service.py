@@ -23,6 +23,8 @@ from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.sync_request import request_sync, retry_delays
 from weir.platform.foundation.clock import Clock, SystemClock
+from weir.platform.foundation.spans import Trace
+from weir.platform.foundation.trace_context import TraceParent
 from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
 from weir.platform.functions import SyncError, parse_sync
 from weir.platform.ingest import workers as ingest_workers
@@ -30,7 +32,9 @@ from weir.platform.ingest.validate import IncomingEvent, parse_body
 from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
+from weir.platform.observability.otel import TraceExport
 from weir.platform.observability.report import report
+from weir.platform.reads.traces import TraceNames, load_trace
 from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
@@ -74,6 +78,7 @@ class Platform:
         self._installed = 0
         self._installing = threading.Lock()  # syncs install on a writer thread
         self.metrics = Metrics()
+        self.traces = self._trace_export() if settings.otel else None
         self.client = AppClient(timeout_s=settings.app_timeout_s)
         ai_policy = ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
         self.models = ai.ModelClients(ai_policy, self.client, ai.guarded_client(ai_policy))
@@ -113,6 +118,21 @@ class Platform:
         self._background: list[asyncio.Task[None]] = []
         self._reloading: asyncio.Task[None] | None = None
         self.ready = False
+
+    def _trace_export(self) -> TraceExport:
+        """Finished runs' traces, read from the store on the export's own thread."""
+        payloads = self.settings.otel_payloads
+
+        def load(run_id: str) -> Trace | None:
+            return self.db.read_sync(lambda c: load_trace(c, run_id, self.trace_names, payloads))
+
+        export = TraceExport(load, self.metrics, queue_runs=self.settings.otel_queue)
+        self.metrics.run_finished = export.offer
+        return export
+
+    def trace_names(self, function_id: str) -> TraceNames:
+        fn = self.registry.by_id.get(function_id)
+        return TraceNames() if fn is None else TraceNames(fn.slug, fn.app_id)
 
     def make_tx(self, conn: Connection) -> Tx:
         clock = self.clock
@@ -193,6 +213,8 @@ class Platform:
                 asyncio.create_task(self._poll_cancels()),
             ]
         self._task = asyncio.create_task(self.scheduler.run(self._stop))
+        if self.traces is not None:
+            self.traces.start()
         if self.settings.retention_ms > 0:
             sweeper = Retention(self.db, self.clock, self.settings.retention_ms)
             self._retention = asyncio.create_task(sweeper.run(self._stop))
@@ -216,6 +238,8 @@ class Platform:
         if self._retention is not None:
             await self._retention
         await self.gateway.close()  # after the drain: calls in flight had their workers
+        if self.traces is not None:  # the runs that ended in the drain too, within its bound
+            await asyncio.to_thread(self.traces.close)
         await self.client.close()
         await self.models.guarded.close()
         self.db.close()
@@ -357,7 +381,9 @@ class Platform:
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: ai_steps.apply_result(tx, item, fn, result))
 
-    async def send_events(self, body: bytes) -> list[str]:
+    async def send_events(self, body: bytes, trace: TraceParent | None = None) -> list[str]:
+        """Store the events of a POST /e/{key} body; `trace`: the sender's context (its
+        `traceparent`), which the runs they start continue."""
         now = self.clock.now_ms()
         if len(body) < PARSE_ON_LOOP_BYTES:
             incoming = parse_body(body, now)
@@ -367,9 +393,12 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(await events.foresee_costly(self.registry, incoming))
+        foreseen = await events.foresee_costly(self.registry, incoming)
+        return await self._accept(foreseen, None if trace is None else trace.to_json())
 
-    async def _accept(self, incoming: list[IncomingEvent]) -> list[str]:
+    async def _accept(
+        self, incoming: list[IncomingEvent], trace: dict[str, str] | None = None
+    ) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
         offer = self.scheduler.offer(min(len(incoming), ACCEPT_CLAIMS))
@@ -377,6 +406,7 @@ class Platform:
         claimed: list[q.Claimed] = []
 
         def accept(tx: Tx) -> list[str]:
+            tx.trace = trace
             ids = events.accept(tx, incoming)
             if offer is not None:
                 now = self.clock.now_ms()  # after any lock the accept waited for

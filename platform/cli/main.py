@@ -18,6 +18,7 @@ from weir.platform.cli import capacity as cli_capacity_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
+from weir.platform.cli import traces as cli_traces
 from weir.platform.cli.server import protocols
 from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
@@ -119,6 +120,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     _add_operations(p)
     _add_http(p)
     _add_cel(p)
+    cli_traces.add_arguments(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -368,7 +370,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )
-    return replace(settings, **_operations(args), **_http(args), cel_budget=_cel(args))
+    return replace(
+        settings,
+        **_operations(args),
+        **_http(args),
+        **cli_traces.settings_of(args),
+        cel_budget=_cel(args),
+    )
 
 
 def _http(args: argparse.Namespace) -> dict[str, Any]:
@@ -445,7 +453,7 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "lanes":
         sys.exit(cli_lanes_command.run(args))
     settings = settings_from(args)
-    if problem := _ai_hosts_problem(settings):
+    if problem := _ai_hosts_problem(settings) or cli_traces.problem(args):
         sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))

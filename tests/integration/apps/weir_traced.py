@@ -1,0 +1,57 @@
+"""Functions whose runs are read as traces (issue 37): steps, a failed attempt and its retry,
+a sleep and an invoke. Every request the app is sent journals its trace context headers."""
+
+import os
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.responses import Response
+from weir.sdk import Context, Weir, serve
+
+from tests.integration.apps.journal import note
+
+weir = Weir(os.environ.get("APP_ID", "traced"))
+
+
+@weir.function("traced-child", event="t/traced-child")
+async def child(ctx: Context) -> int:
+    return int(ctx.event.data["n"]) * 2
+
+
+@weir.function("traced", event="t/traced", retries=2)
+async def traced(ctx: Context) -> dict[str, Any]:
+    loaded = await ctx.step.run("load", lambda: int(ctx.event.data["x"]) + 1)
+
+    def flaky() -> str:
+        if ctx.attempt == 0:
+            raise ValueError("the first attempt fails")
+        return "second time lucky"
+
+    said = await ctx.step.run("flaky", flaky)
+    await ctx.step.sleep("nap", "1s")
+    doubled = await ctx.step.invoke("double", function=child, data={"n": loaded})
+    return {"loaded": loaded, "said": said, "doubled": doubled}
+
+
+@weir.function("quick", event="t/quick", retries=0)
+async def quick(ctx: Context) -> int:
+    return int(await ctx.step.run("one", lambda: 1))
+
+
+class _Journal(BaseHTTPMiddleware):
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        if request.method == "POST":
+            note(
+                "request",
+                run=request.headers.get("x-run-id"),
+                step=request.query_params.get("stepId"),
+                traceparent=request.headers.get("traceparent"),
+                tracestate=request.headers.get("tracestate"),
+            )
+        return await call_next(request)
+
+
+app = FastAPI()
+app.add_middleware(_Journal)
+serve(app, weir)
