@@ -2,6 +2,7 @@
 OpenTelemetry SDK to a real OTLP/HTTP receiver on loopback, which decodes the official
 protobuf messages; a real weir.sdk app that journals the trace context of each request."""
 
+import itertools
 import re
 import time
 from collections.abc import Iterator
@@ -108,7 +109,7 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
     calls = _by_kind(spans, "call")
     assert len(calls) >= 4  # load, flaky (failed), flaky (retried), after the sleep, ...
     assert all(c.parent_id == root.span_id and c.kind == SPAN_KIND_CLIENT for c in calls)
-    for before, after in zip(calls, calls[1:], strict=False):
+    for before, after in itertools.pairwise(calls):
         assert before.end_ns <= after.start_ns  # one call after another
     failed = [c for c in calls if c.status == STATUS_ERROR]
     assert len(failed) == 1
