@@ -169,6 +169,33 @@ def test_a_run_without_a_sender_has_a_trace_of_its_own(
     assert [c.span_id for c in _by_kind(spans, "call")] == [t.split("-")[2] for t in sent]
 
 
+def test_a_start_a_throttle_held_shows_as_a_gate_span_with_its_key(
+    traced: tuple[WeirServer, AppServer], receiver: OtlpReceiver
+) -> None:
+    weir, _ = traced
+    first, second = (_send(weir, "t/traced-throttle", {"k": "blue"}) for _ in range(2))
+    held = weir.finished_run(second, timeout=60)
+    assert weir.finished_run(first, timeout=60)["status"] == "Completed"
+
+    def gates() -> list[Received]:
+        return [
+            s
+            for s in receiver.spans
+            if s.attributes.get("weir.run.id") == held["run_id"]
+            and s.attributes.get("weir.span.kind") == "gate"
+        ]
+
+    [gate] = wait_until(gates, 30)
+    assert gate.name == "held by throttle"
+    assert gate.attributes["weir.gate"] == "throttle"
+    assert gate.attributes["weir.gate.key"] == "blue"
+    assert gate.end_ns - gate.start_ns >= 1_000_000_000  # the second start waited its turn
+    [call] = [
+        s for s in receiver.of_trace(gate.trace_id) if s.attributes.get("weir.span.kind") == "call"
+    ]
+    assert gate.end_ns == call.start_ns
+
+
 def _metric(weir: WeirServer, name: str) -> float:
     text = httpx.get(f"{weir.url}/metrics").text
     found = re.findall(rf"^{re.escape(name)}(?:\{{[^}}]*\}})? ([0-9.e+]+)$", text, re.M)

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
-from weir.sdk import Context, Weir, serve
+from weir.sdk import Context, Throttle, Weir, serve
 
 from tests.integration.apps.journal import note
 
@@ -37,6 +37,13 @@ async def traced(ctx: Context) -> dict[str, Any]:
 @weir.function("quick", event="t/quick", retries=0)
 async def quick(ctx: Context) -> int:
     return int(await ctx.step.run("one", lambda: 1))
+
+
+@weir.function(
+    "throttled", event="t/traced-throttle", throttle=Throttle(1, "2s", key="event.data.k")
+)
+async def throttled(ctx: Context) -> str:
+    return str(ctx.event.data["k"])
 
 
 class _Journal(BaseHTTPMiddleware):
