@@ -23,14 +23,26 @@ SPAN_KIND_CLIENT, SPAN_KIND_CONSUMER = 3, 5  # opentelemetry.proto.trace.v1.Span
 STATUS_OK, STATUS_ERROR = 1, 2
 
 
-def _servers(tmp: Path, endpoint: str, *extra: str) -> tuple[WeirServer, AppServer]:
+def _servers(
+    tmp: Path,
+    endpoint: str,
+    *extra: str,
+    module: str = "weir_traced",
+    app_id: str = "traced",
+    app_exports: bool = True,
+) -> tuple[WeirServer, AppServer]:
+    """Weir exporting to `endpoint`; the app exporting its own spans there too, unless not
+    `app_exports` (its exporter is synchronous: a dead collector would hold its requests)."""
     weir = WeirServer(tmp, "--otel", *extra)
     weir.env = weir.env | {
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
         "OTEL_SERVICE_NAME": "weir-under-test",
         "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
     }
-    return weir, AppServer(tmp, "tests.integration.apps.weir_traced", "traced", weir.url)
+    app = AppServer(tmp, f"tests.integration.apps.{module}", app_id, weir.url)
+    if app_exports:
+        app.env = app.env | {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    return weir, app
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +94,12 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
 
     def exported() -> list[Received] | None:
         spans = receiver.of_trace(SENDER_TRACE)
-        mine = [s for s in spans if s.attributes.get("weir.run.id") == run_id]
+        mine = [
+            s
+            for s in spans
+            if s.attributes.get("weir.run.id") == run_id
+            and s.resource.get("service.name") != "the-app"
+        ]
         return mine if any(s.attributes.get("weir.span.kind") == "run" for s in mine) else None
 
     spans = wait_until(exported, 30)
@@ -151,6 +168,54 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
         assert (version, trace_id, flags) == ("00", SENDER_TRACE, "01")
         assert parent == call.span_id
         assert entry["tracestate"] == "vendor=opaque"
+    # and the app's own spans, made from that header, nest under the calls in the same trace
+    app_spans = wait_until(lambda: _app_spans(receiver, run_id, len(calls)), 30)
+    assert sorted(s.parent_id or "" for s in app_spans) == sorted(c.span_id for c in calls)
+    assert {s.trace_id for s in app_spans} == {SENDER_TRACE}
+
+
+def _app_spans(receiver: OtlpReceiver, run_id: str, count: int) -> list[Received] | None:
+    found = [
+        s
+        for s in receiver.spans
+        if s.resource.get("service.name") == "the-app" and s.attributes.get("app.run_id") == run_id
+    ]
+    return found if len(found) >= count else None
+
+
+def test_the_official_sdks_app_spans_nest_under_weirs_calls(
+    receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    weir, app = _servers(
+        tmp_path, receiver.endpoint, module="inngest_traced", app_id="inngesttraced"
+    )
+    try:
+        weir.start()
+        app.start()
+        app.sync()
+        event_id = _send(weir, "t/quick", {}, traceparent=TRACEPARENT)
+        run_id = weir.finished_run(event_id, timeout=60)["run_id"]
+        sent = [e for e in app.entries("request") if e["run"] == run_id]
+        assert sent and all(e["traceparent"].split("-")[1] == SENDER_TRACE for e in sent)
+
+        def calls() -> list[Received] | None:
+            found = [
+                s
+                for s in receiver.of_trace(SENDER_TRACE)
+                if s.attributes.get("weir.run.id") == run_id
+                and s.attributes.get("weir.span.kind") == "call"
+            ]
+            return found or None
+
+        weir_calls = wait_until(calls, 30)
+        app_spans = wait_until(lambda: _app_spans(receiver, run_id, len(sent)), 30)
+        assert sorted(s.parent_id or "" for s in app_spans) == sorted(c.span_id for c in weir_calls)
+        assert [e["traceparent"].split("-")[2] for e in sent] == [
+            c.span_id for c in sorted(weir_calls, key=lambda c: c.start_ns)
+        ]
+    finally:
+        app.stop()
+        weir.stop()
 
 
 def test_a_run_without_a_sender_has_a_trace_of_its_own(
@@ -208,7 +273,7 @@ def test_a_collector_that_is_down_costs_runs_nothing_and_drops_are_counted(
     from tests.support.ports import free_port
 
     nobody = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    weir, app = _servers(tmp_path, nobody, "--otel-queue", "2")
+    weir, app = _servers(tmp_path, nobody, "--otel-queue", "2", app_exports=False)
     try:
         weir.start()
         app.start()
@@ -229,3 +294,37 @@ def test_a_collector_that_is_down_costs_runs_nothing_and_drops_are_counted(
     finally:
         app.stop()
         weir.stop()
+
+
+def test_a_slow_collector_holds_no_run_and_what_overflows_is_counted(tmp_path: Path) -> None:
+    with OtlpReceiver(delay_s=3.0) as slow:
+        weir, app = _servers(tmp_path, slow.endpoint, "--otel-queue", "2", app_exports=False)
+        weir.env = weir.env | {"OTEL_EXPORTER_OTLP_TIMEOUT": "30"}
+        try:
+            weir.start()
+            app.start()
+            app.sync()
+            events = [_send(weir, "t/quick", {"i": i}) for i in range(12)]
+            # each run ends on its own time while the collector takes 3 s per export
+            for event_id in events:
+                assert weir.finished_run(event_id, timeout=60)["status"] == "Completed"
+            wait_until(lambda: _metric(weir, "weir_traces_dropped_total") > 0, 30)
+            wait_until(lambda: _metric(weir, "weir_trace_spans_exported_total") > 0, 60)
+            # every run's trace was either delivered or counted as dropped, none lost unsaid
+
+            def accounted() -> float:
+                return len(_runs(slow)) + _metric(weir, "weir_traces_dropped_total")
+
+            wait_until(lambda: accounted() >= len(events), 60)
+            assert accounted() == len(events)
+        finally:
+            app.stop()
+            weir.stop()
+
+
+def _runs(receiver: OtlpReceiver) -> set[object]:
+    return {
+        s.attributes.get("weir.run.id")
+        for s in receiver.spans
+        if s.attributes.get("weir.span.kind") == "run"
+    }

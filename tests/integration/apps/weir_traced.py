@@ -1,15 +1,14 @@
 """Functions whose runs are read as traces (issue 37): steps, a failed attempt and its retry,
-a sleep and an invoke. Every request the app is sent journals its trace context headers."""
+a sleep and an invoke. Each request the app is sent is journaled and traced in a span of the
+app's own (traced_middleware.py)."""
 
 import os
 from typing import Any
 
-from fastapi import FastAPI, Request
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
-from starlette.responses import Response
+from fastapi import FastAPI
 from weir.sdk import Context, Throttle, Weir, serve
 
-from tests.integration.apps.journal import note
+from tests.integration.apps.traced_middleware import instrument
 
 weir = Weir(os.environ.get("APP_ID", "traced"))
 
@@ -46,19 +45,6 @@ async def throttled(ctx: Context) -> str:
     return str(ctx.event.data["k"])
 
 
-class _Journal(BaseHTTPMiddleware):
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        if request.method == "POST":
-            note(
-                "request",
-                run=request.headers.get("x-run-id"),
-                step=request.query_params.get("stepId"),
-                traceparent=request.headers.get("traceparent"),
-                tracestate=request.headers.get("tracestate"),
-            )
-        return await call_next(request)
-
-
 app = FastAPI()
-app.add_middleware(_Journal)
+instrument(app)
 serve(app, weir)
