@@ -30,7 +30,7 @@ from weir.platform.store.records import steps as step_records
 from weir.platform.store.records.runs import Run
 from weir.platform.store.records.steps import CallOp, HistoryEntry
 from weir.platform.store.views import run_facts
-from weir.platform.store.views.run_facts import RunLink
+from weir.platform.store.views.run_facts import RunItem, RunLink
 
 DISCOVERY = "step"  # the step id of a call that runs the function from the top
 HELD_KEY = "held"  # in a call's history detail: the gate that last held the call, if any
@@ -60,11 +60,43 @@ def load_trace(
     entries = step_records.list_history(conn, run_id)
     correlations = [f"{run_id}.{e.step_id}" for e in entries if e.kind == HistoryKind.INVOKE]
     children = run_facts.runs_by_correlation(conn, correlations) if correlations else {}
+    flying = (
+        [] if run.ended else [i for i in run_facts.run_items(conn, [run_id])[run_id] if i.leased]
+    )
     named = names(run.function_id)
     if named.app:  # the registry knows the app by id: the trace names it as its users do
         app = next((a.name for a in catalog.list_apps(conn) if a.id == named.app), named.app)
         named = TraceNames(named.function, app)
-    return derive(run, entries, children, named, payloads)
+    return derive(run, entries, children, named, payloads, flying)
+
+
+def span_json(span: Span) -> dict[str, Any]:
+    """A span as REST answers it (and the UI reads it)."""
+    return {
+        "span_id": span.span_id,
+        "parent_id": span.parent_id,
+        "name": span.name,
+        "kind": str(span.kind),
+        "start_ms": span.start_ms,
+        "end_ms": span.end_ms,
+        "duration_ms": None if span.end_ms is None else span.end_ms - span.start_ms,
+        "status": str(span.status),
+        "message": span.message or None,
+        "attributes": {
+            k: list(v) if isinstance(v, tuple) else v for k, v in span.attributes.items()
+        },
+        "links": [{"trace_id": x.trace_id, "span_id": x.span_id} for x in span.links],
+    }
+
+
+def trace_json(trace: Trace) -> dict[str, Any]:
+    return {
+        "trace_id": trace.trace_id,
+        "run_id": trace.run_id,
+        "ended": trace.ended,
+        "parent": None if trace.parent is None else trace.parent.to_json(),
+        "spans": [span_json(s) for s in trace.spans],
+    }
 
 
 # -- deriving ----------------------------------------------------------------------------------
@@ -74,7 +106,10 @@ def derive(
     children: Mapping[str, RunLink],
     names: TraceNames,
     payloads: bool = False,
+    flying: Sequence[RunItem] = (),
 ) -> Trace:
+    """The trace of `run` from its history rows; `flying`: its calls in the app right now
+    (a call's row is written with its answer), shown as open call spans."""
     parent = tc.stored_parent(run.keys)
     trace_id = tc.run_trace_id(run.id, parent)
     root = tc.run_span_id(run.id)
@@ -94,6 +129,7 @@ def derive(
             previous_end = max(previous_end, end)
         else:
             spans.append(_entry_span(run, entry, root, children))
+    spans.extend(_in_flight(run, item, root) for item in flying if item.claimed_at is not None)
     return Trace(trace_id, run.id, run.ended, parent, tuple(spans))
 
 
@@ -170,6 +206,31 @@ def _call_span(run: Run, entry: HistoryEntry, root: str) -> Span:
         entry.ended_at,
         status,
         message,
+        attributes,
+    )
+
+
+def _in_flight(run: Run, item: RunItem, root: str) -> Span:
+    """A call the app has not answered yet: open, from its claim (its id is its claim's; the
+    answered call's span is named by the request's own start)."""
+    started = item.claimed_at or run.created_at
+    attributes: dict[str, AttrValue] = {
+        "weir.span.kind": str(SpanKind.CALL),
+        "weir.run.id": run.id,
+        "weir.step.id": item.step_id,
+        "weir.call.attempt": item.attempt + 1,
+        "weir.call.in_flight": True,
+    }
+    target = "function" if item.step_id == DISCOVERY else item.step_id
+    return Span(
+        tc.child_span_id(tc.call_span_id(run.id, item.step_id, item.attempt, started), "claim"),
+        root,
+        f"call {target}",
+        SpanKind.CALL,
+        started,
+        None,
+        SpanStatus.UNSET,
+        "",
         attributes,
     )
 

@@ -159,6 +159,14 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
     )
     assert child[0].attributes["weir.run.id"] == child_id
 
+    # The same tree, the same ids, from the REST API (what the run page draws)
+    answer = httpx.get(f"{weir.url}/v1/runs/{run_id}/trace").json()["data"]
+    assert answer["trace_id"] == SENDER_TRACE and answer["ended"] is True
+    assert answer["parent"] == {"parent": TRACEPARENT, "state": "vendor=opaque"}
+    assert {(s["span_id"], s["parent_id"]) for s in answer["spans"]} == {
+        (s.span_id, s.parent_id if s is not root else None) for s in spans
+    }
+
     # Each request the app was sent carried the trace: the call's span as its parent, and
     # the sender's tracestate
     sent = [e for e in app.entries("request") if e["run"] == run_id]
@@ -259,6 +267,35 @@ def test_a_start_a_throttle_held_shows_as_a_gate_span_with_its_key(
         s for s in receiver.of_trace(gate.trace_id) if s.attributes.get("weir.span.kind") == "call"
     ]
     assert gate.end_ns == call.start_ns
+
+
+def test_the_call_in_flight_is_an_open_span_until_its_answer(
+    traced: tuple[WeirServer, AppServer],
+) -> None:
+    weir, _ = traced
+    event_id = _send(weir, "t/dawdle", {"seconds": 3})
+
+    def flying() -> dict[str, object] | None:
+        runs = weir.runs(event_id)
+        if not runs:
+            return None
+        answer = httpx.get(f"{weir.url}/v1/runs/{runs[0]['run_id']}/trace").json()["data"]
+        open_calls = [
+            s
+            for s in answer["spans"]
+            if s["kind"] == "call" and s["attributes"].get("weir.call.in_flight")
+        ]
+        return open_calls[0] if open_calls else None
+
+    span = wait_until(flying, 30)
+    assert span["end_ms"] is None and span["status"] == "unset"
+    run = weir.finished_run(event_id, timeout=60)
+    answer = httpx.get(f"{weir.url}/v1/runs/{run['run_id']}/trace").json()["data"]
+    calls = [s for s in answer["spans"] if s["kind"] == "call"]
+    assert calls and all(s["end_ms"] is not None for s in calls)
+    assert not any(s["attributes"].get("weir.call.in_flight") for s in calls)
+    missing = httpx.get(f"{weir.url}/v1/runs/01NOSUCHRUN0000000000000000/trace")
+    assert missing.status_code == 404 and "no run" in missing.json()["error"]
 
 
 def _metric(weir: WeirServer, name: str) -> float:

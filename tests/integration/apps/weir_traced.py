@@ -2,6 +2,7 @@
 a sleep and an invoke. Each request the app is sent is journaled and traced in a span of the
 app's own (traced_middleware.py)."""
 
+import asyncio
 import os
 from typing import Any
 
@@ -43,6 +44,15 @@ async def quick(ctx: Context) -> int:
 )
 async def throttled(ctx: Context) -> str:
     return str(ctx.event.data["k"])
+
+
+@weir.function("dawdler", event="t/dawdle", retries=0)
+async def dawdler(ctx: Context) -> str:
+    async def dawdle() -> str:
+        await asyncio.sleep(float(ctx.event.data.get("seconds", 2)))
+        return "done"
+
+    return str(await ctx.step.run("dawdle", dawdle))
 
 
 app = FastAPI()
