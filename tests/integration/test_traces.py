@@ -180,6 +180,22 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
     app_spans = wait_until(lambda: _app_spans(receiver, run_id, len(calls)), 30)
     assert sorted(s.parent_id or "" for s in app_spans) == sorted(c.span_id for c in calls)
     assert {s.trace_id for s in app_spans} == {SENDER_TRACE}
+    # weir.sdk (OpenTelemetry installed in the app) made a span per step it ran, under the
+    # app's request span; the failed attempt's says so
+    handled = {s.span_id for s in app_spans}
+
+    def sdk_steps() -> list[Received] | None:
+        found = [
+            s
+            for s in receiver.of_trace(SENDER_TRACE)
+            if s.scope == "weir.sdk" and s.parent_id in handled
+        ]
+        return found if len(found) >= 3 else None
+
+    step_spans = sorted(wait_until(sdk_steps, 30), key=lambda s: s.start_ns)
+    assert [s.name for s in step_spans] == ["step load", "step flaky", "step flaky"]
+    assert [s.status for s in step_spans] == [0, STATUS_ERROR, 0]  # unset, error, unset
+    assert [s.attributes["weir.step.attempt"] for s in step_spans] == [1, 1, 2]
 
 
 def _app_spans(receiver: OtlpReceiver, run_id: str, count: int) -> list[Received] | None:

@@ -21,6 +21,7 @@ _tracer: trace.Tracer | None = None
 if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
     provider = TracerProvider(resource=Resource.create({"service.name": "the-app"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)  # the app's: weir.sdk's step spans go there too
     _tracer = provider.get_tracer("tests.app")
 
 
