@@ -28,11 +28,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--otel-queue",
-        type=int,
-        default=int(os.environ.get("WEIR_OTEL_QUEUE", otel.QUEUE_RUNS)),
+        type=_at_least_one,
+        default=os.environ.get("WEIR_OTEL_QUEUE", str(otel.QUEUE_RUNS)),  # argparse checks it
         help="finished runs waiting for export at most; past it their traces are dropped "
         f"and counted (default {otel.QUEUE_RUNS}) [WEIR_OTEL_QUEUE]",
     )
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -47,8 +57,6 @@ def problem(args: argparse.Namespace) -> str | None:
     """Why the export cannot run as configured (said before anything starts)."""
     if not args.otel:
         return None
-    if args.otel_queue < 1:
-        return f"--otel-queue {args.otel_queue}: it must be at least 1"
     try:
         otel.protocol()
     except otel.OtelError as exc:
