@@ -23,7 +23,6 @@ from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.sync_request import request_sync, retry_delays
 from weir.platform.foundation.clock import Clock, SystemClock
-from weir.platform.foundation.spans import Trace
 from weir.platform.foundation.trace_context import TraceParent
 from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
 from weir.platform.functions import SyncError, parse_sync
@@ -32,9 +31,8 @@ from weir.platform.ingest.validate import IncomingEvent, parse_body
 from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
-from weir.platform.observability.otel import TraceExport
 from weir.platform.observability.report import report
-from weir.platform.reads.traces import TraceNames, load_trace
+from weir.platform.reads.traces import TraceNames
 from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
@@ -50,6 +48,7 @@ from weir.platform.store.database import Database, is_sqlite, make_engine, on_ro
 from weir.platform.store.listen import Listener, wake_and_catalog
 from weir.platform.store.migrate import upgrade
 from weir.platform.store.records import catalog
+from weir.platform.tracing import TraceExport
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
@@ -120,19 +119,15 @@ class Platform:
         self.ready = False
 
     def _trace_export(self) -> TraceExport:
-        """Finished runs' traces, read from the store on the export's own thread."""
-        payloads = self.settings.otel_payloads
-
-        def load(run_id: str) -> Trace | None:
-            return self.db.read_sync(lambda c: load_trace(c, run_id, self.trace_names, payloads))
-
-        export = TraceExport(load, self.metrics, queue_runs=self.settings.otel_queue)
+        """Finished runs' traces, read from the store and sent by an export process."""
+        s = self.settings
+        export = TraceExport(self.metrics, s.database_url, s.otel_payloads, s.otel_queue)
         self.metrics.run_finished = export.offer
         return export
 
     def trace_names(self, function_id: str) -> TraceNames:
         fn = self.registry.by_id.get(function_id)
-        return TraceNames() if fn is None else TraceNames(fn.slug, fn.app_id)
+        return TraceNames() if fn is None else TraceNames(fn.slug, app_id=fn.app_id)
 
     def make_tx(self, conn: Connection) -> Tx:
         clock = self.clock

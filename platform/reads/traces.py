@@ -39,11 +39,21 @@ ERROR_TEXT_MAX = 2048  # an error message or stack kept in an attribute, at most
 
 @record
 class TraceNames:
-    """What the store's rows name by id only: the function's slug and its app (its id, which
-    `load_trace` turns into its name)."""
+    """What the store's rows name by id only: the function's slug and its app's name (or
+    its id, which `load_trace` turns into its name)."""
 
     function: str = ""
     app: str = ""
+    app_id: str = ""
+
+
+def names_in(conn: Connection) -> dict[str, TraceNames]:
+    """Every function's names, by function id (what an export process keeps)."""
+    apps = {a.id: a.name for a in catalog.list_apps(conn)}
+    return {
+        f.id: TraceNames(f.slug, apps.get(f.app_id, f.app_id), f.app_id)
+        for f in catalog.all_functions(conn)
+    }
 
 
 def load_trace(
@@ -64,9 +74,9 @@ def load_trace(
         [] if run.ended else [i for i in run_facts.run_items(conn, [run_id])[run_id] if i.leased]
     )
     named = names(run.function_id)
-    if named.app:  # the registry knows the app by id: the trace names it as its users do
-        app = next((a.name for a in catalog.list_apps(conn) if a.id == named.app), named.app)
-        named = TraceNames(named.function, app)
+    if named.app_id and not named.app:  # known by id only: named as its users name it
+        app = next((a.name for a in catalog.list_apps(conn) if a.id == named.app_id), "")
+        named = TraceNames(named.function, app or named.app_id, named.app_id)
     return derive(run, entries, children, named, payloads, flying)
 
 
