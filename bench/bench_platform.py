@@ -540,8 +540,10 @@ def _baseline_venv(pkg: Path) -> None:
     venv = pkg.parent / "baseline-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
-    ours = sysconfig.get_paths()["purelib"]
-    (site / "weir-baseline.pth").write_text(f"{pkg}\n{ours}\n")
+    # this venv's packages, and those of any venv it extends through a .pth (a worktree's)
+    ours = [sysconfig.get_paths()["purelib"]]
+    ours += [p for p in sys.path if p.endswith("site-packages") and p not in ours]
+    (site / "weir-baseline.pth").write_text("\n".join([str(pkg), *ours]) + "\n")
 
 
 async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:

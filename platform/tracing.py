@@ -17,6 +17,7 @@ counted (`reason="exporter_gone"`).
 import contextlib
 import logging
 import multiprocessing
+import os
 import queue
 import threading
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from weir.platform.reads.traces import TraceNames, load_trace, names_in
 log = logging.getLogger("weir.traces")
 BATCH_RUNS = 256  # run ids handed to the export process at once, at most
 EXPORT_RUNS = 64  # runs whose spans go in one export request, at most
+EXPORT_NICENESS = 10  # the export process's `nice` increment
 HAND_ON_S = 0.2  # how long the hand-on thread waits for more ids before sending a list
 # the export process's counts, read back by Weir: spans delivered, spans not delivered,
 # traces the sampler left out, traces it could not read
@@ -135,6 +137,10 @@ def export_main(
     told to stop (None) or Weir's end of the pipe closes."""
     from weir.platform.store.database import make_engine  # here: the child's own engine
 
+    # Weir and its apps come first: when the cores are short, the export falls behind and
+    # its queue drops (counted), rather than taking CPU from the runs
+    with contextlib.suppress(OSError):
+        os.nice(EXPORT_NICENESS)
     engine = make_engine(database_url)
     exporter = otel.otlp_exporter()
     resource, sampler = otel.resource(), otel.env_sampler()
