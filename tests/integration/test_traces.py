@@ -167,6 +167,17 @@ def test_a_run_is_a_trace_under_the_senders_span_and_the_app_sees_its_call_spans
         (s.span_id, s.parent_id if s is not root else None) for s in spans
     }
 
+    # and from GraphQL (a run's `spans`, Weir's own field beside Inngest's `trace`)
+    query = "query($id: String!) { run(runID: $id) { spans { spanID parentSpanID traceID kind "
+    query += "startedAt attributes } } }"
+    body = {"query": query, "variables": {"id": run_id}}
+    listed = httpx.post(f"{weir.url}/v0/gql", json=body).json()["data"]["run"]["spans"]
+    assert [(s["spanID"], s["parentSpanID"]) for s in listed] == [
+        (s["span_id"], s["parent_id"]) for s in answer["spans"]
+    ]
+    assert {s["traceID"] for s in listed} == {SENDER_TRACE}
+    assert listed[0]["kind"] == "run" and listed[0]["attributes"]["weir.run.id"] == run_id
+
     # Each request the app was sent carried the trace: the call's span as its parent, and
     # the sender's tracestate
     sent = [e for e in app.entries("request") if e["run"] == run_id]
