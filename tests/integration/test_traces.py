@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.integration.harness import AppServer, WeirServer, wait_until
+from tests.support.backends import POSTGRESQL, empty_database
 from tests.support.otlp_receiver import OtlpReceiver, Received
 
 pytestmark = pytest.mark.integration
@@ -30,10 +31,11 @@ def _servers(
     module: str = "weir_traced",
     app_id: str = "traced",
     app_exports: bool = True,
+    database_url: str | None = None,
 ) -> tuple[WeirServer, AppServer]:
     """Weir exporting to `endpoint`; the app exporting its own spans there too, unless not
     `app_exports` (its exporter is synchronous: a dead collector would hold its requests)."""
-    weir = WeirServer(tmp, "--otel", *extra)
+    weir = WeirServer(tmp, "--otel", *extra, database_url=database_url)
     weir.env = weir.env | {
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
         "OTEL_SERVICE_NAME": "weir-under-test",
@@ -392,3 +394,32 @@ def _runs(receiver: OtlpReceiver) -> set[object]:
         for s in receiver.spans
         if s.attributes.get("weir.span.kind") == "run"
     }
+
+
+@pytest.mark.postgres
+def test_the_export_process_reads_traces_from_postgresql(
+    receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    with empty_database(POSTGRESQL, tmp_path) as url:
+        weir, app = _servers(tmp_path, receiver.endpoint, app_exports=False, database_url=url)
+        try:
+            weir.start()
+            app.start()
+            app.sync()
+            event_id = _send(weir, "t/quick", {}, traceparent=TRACEPARENT)
+            run_id = weir.finished_run(event_id, timeout=60)["run_id"]
+
+            def root() -> list[Received]:
+                return [
+                    s
+                    for s in receiver.of_trace(SENDER_TRACE)
+                    if s.attributes.get("weir.run.id") == run_id
+                    and s.attributes.get("weir.span.kind") == "run"
+                ]
+
+            [span] = wait_until(root, 30)
+            assert span.parent_id == SENDER_SPAN
+            assert span.attributes["weir.app.id"] == "traced"
+        finally:
+            app.stop()
+            weir.stop()
