@@ -13,6 +13,9 @@ from weir.platform.foundation.record_type import record
 # version 00: 32 hex trace id, 16 hex parent id, 2 hex flags; ids of all zeros are invalid
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$")
 _ZERO_TRACE, _ZERO_SPAN = "0" * 32, "0" * 16
+# tracestate is passed on in Weir's requests to apps: printable ASCII only (as the spec's
+# list-members are), never a control character a header could be split by
+_TRACESTATE = re.compile(r"^[\x20-\x7e]*$")
 MAX_TRACESTATE = 512  # the spec's 32 members of at most 256 chars would be far more: kept brief
 RUN_TRACE_KEY = "trace"  # in `runs.keys`: the sender's context, {"parent": ..., "state": ...}
 
@@ -50,9 +53,9 @@ def parse_traceparent(value: str | None, state: str | None = None) -> TraceParen
     if span_id == _ZERO_SPAN:
         return None
     kept = (state or "").strip()
-    return TraceParent(
-        trace_id, span_id, bool(int(flags, 16) & 1), kept if len(kept) <= MAX_TRACESTATE else ""
-    )
+    if len(kept) > MAX_TRACESTATE or not _TRACESTATE.match(kept):
+        kept = ""  # dropped whole: a cut or cleaned list would say something else
+    return TraceParent(trace_id, span_id, bool(int(flags, 16) & 1), kept)
 
 
 def stored_parent(keys: dict[str, object]) -> TraceParent | None:

@@ -50,6 +50,12 @@ def test_an_overlong_tracestate_is_dropped_not_cut() -> None:
     assert parent is not None and parent.state == ""
 
 
+@pytest.mark.parametrize("state", ["a=1\r\nx-evil: 1", "a=\x00", "a=ü"])
+def test_a_tracestate_with_other_than_printable_ascii_is_dropped(state: str) -> None:
+    parent = tc.parse_traceparent(GOOD, state)
+    assert parent is not None and parent.state == ""
+
+
 def _run(**fields: object) -> Run:
     base: dict[str, object] = {
         "id": "01RUN",
