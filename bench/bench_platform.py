@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import http.server
 import json
 import os
 import signal
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -215,6 +217,7 @@ async def start_stack(
     profiled: bool = False,
     weir_path: Path | None = None,
     name: str = "current",
+    otel_endpoint: str | None = None,
 ) -> Stack:
     """Start the app, then Weir (which syncs it). Weir's CPU is accounted per thread and its
     SQL statements counted; with `profiled`, both processes also run under cProfile in every
@@ -239,10 +242,14 @@ async def start_stack(
     db_path = tmp / f"weir-{weir_port}.db"
     weir_args = ["weir", "dev", "--port", str(weir_port), "--database-url", f"sqlite:///{db_path}"]
     weir_args += ["-u", f"{app_url}/api/inngest"]
+    if otel_endpoint is not None:  # export every finished run's trace to the local sink
+        weir_args += ["--otel"]
     python = sys.executable if weir_path is None else baseline_python(weir_path)
     mode = "profile" if profiled else "cpu"
     weir_cmd = python_args(weir_args, mode, out.with_suffix(".weir"), python)
     weir_env = env if weir_path is None else env | {"PYTHONPATH": str(weir_path)}
+    if otel_endpoint is not None:
+        weir_env = weir_env | {"OTEL_EXPORTER_OTLP_ENDPOINT": otel_endpoint}
     weir = Process("weir", weir_cmd, weir_env, tmp / "weir.log")
     stats = out.with_suffix(".weir.stats.json")
     stack = Stack(app, weir, app_url, weir_url, db_path, out.with_suffix(".weir.cpu.json"), stats)
@@ -452,6 +459,8 @@ async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Results]:
     """Rounds of every workload against each Weir (the current one, and the baseline build
     when asked), interleaved so that both see the same machine, in turn first."""
     builds: dict[str, Path | None] = {"current": None}
+    if args.otel:  # the same build beside it, exporting: export off against on, same rounds
+        builds["otel"] = None
     if args.baseline_ref:
         builds = {"baseline": baseline_build(args.baseline_ref, tmp), **builds}
     results = {name: Results() for name in builds}
@@ -459,8 +468,12 @@ async def measure(args: argparse.Namespace, tmp: Path) -> dict[str, Results]:
     async with client_session(timeout) as session:
         stacks: dict[str, Stack] = {}
         try:
+            sink = OtlpSink() if args.otel else None
             for name, path in builds.items():
-                stacks[name] = await start_stack(session, tmp, weir_path=path, name=name)
+                endpoint = sink.endpoint if sink is not None and name == "otel" else None
+                stacks[name] = await start_stack(
+                    session, tmp, weir_path=path, name=name, otel_endpoint=endpoint
+                )
                 await warm_up(session, stacks[name])
             for r in range(args.rounds):
                 # Each build goes first in every other round: the build measured second may
@@ -527,8 +540,10 @@ def _baseline_venv(pkg: Path) -> None:
     venv = pkg.parent / "baseline-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
-    ours = sysconfig.get_paths()["purelib"]
-    (site / "weir-baseline.pth").write_text(f"{pkg}\n{ours}\n")
+    # this venv's packages, and those of any venv it extends through a .pth (a worktree's)
+    ours = [sysconfig.get_paths()["purelib"]]
+    ours += [p for p in sys.path if p.endswith("site-packages") and p not in ours]
+    (site / "weir-baseline.pth").write_text("\n".join([str(pkg), *ours]) + "\n")
 
 
 async def warm_up(session: aiohttp.ClientSession, stack: Stack) -> None:
@@ -597,10 +612,14 @@ def summarise(results: dict[str, Results]) -> None:
         summarise_one(name, res)
     if "baseline" in results:
         compare(figures(results["baseline"]), figures(results["current"]))
+    if "otel" in results:
+        compare(figures(results["current"]), figures(results["otel"]), "export on vs off")
 
 
-def compare(base: dict[str, float], cur: dict[str, float]) -> None:
-    title = "current vs baseline build, same rounds"
+def compare(
+    base: dict[str, float], cur: dict[str, float], title: str = "current vs baseline build"
+) -> None:
+    title += ", same rounds"
     print(f"\n{title:<48} {'baseline':>10} {'current':>10} ratio")
     rows = [
         ("runs/s (no steps)", "runs_s"),
@@ -867,6 +886,12 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=20, help="functions shown per profile")
     parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="beside the current build, the same build exporting every run's trace (--otel) "
+        "to an OTLP/HTTP sink in this process, rounds interleaved",
+    )
+    parser.add_argument(
         "--baseline-ref",
         default=None,
         help="git commit to run beside the current code, rounds interleaved (e.g. main)",
@@ -885,6 +910,32 @@ def main() -> None:
                 for path in sorted((tmp / "profiled").glob(f"profile.{proc}.[0-9]")):
                     print_profile(path, proc, args.top)
     print(f"\ntotal {time.monotonic() - started:.0f} s")
+
+
+class OtlpSink:
+    """A local OTLP/HTTP receiver that takes every export and answers success: the collector
+    of `--otel` rounds (it reads the bodies, counts them, and decodes nothing)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.bytes = 0
+        sink = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                sink.bytes += len(self.rfile.read(int(self.headers.get("content-length", "0"))))
+                sink.requests += 1
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 @contextlib.contextmanager

@@ -24,6 +24,7 @@ from weir.platform.executor.driver import TURNS_TO_SEND, Driver
 from weir.platform.executor.http.client import AppClient
 from weir.platform.executor.sync_request import request_sync, retry_delays
 from weir.platform.foundation.clock import Clock, SystemClock
+from weir.platform.foundation.trace_context import TraceParent
 from weir.platform.foundation.vocabulary import QueueKind, RunStatus, SystemEvent
 from weir.platform.functions import SyncError, parse_sync
 from weir.platform.ingest import workers as ingest_workers
@@ -32,6 +33,7 @@ from weir.platform.observability import logs
 from weir.platform.observability.metrics import Metrics
 from weir.platform.observability.notes import RUN_FINISHED, Note
 from weir.platform.observability.report import report
+from weir.platform.reads.traces import TraceNames
 from weir.platform.registry import Registry
 from weir.platform.runtime import continuation, cron, events, finish_hooks, pausing, runs, timers
 from weir.platform.runtime.app_moves import AppMoves
@@ -47,6 +49,7 @@ from weir.platform.store.database import Database, is_sqlite, make_engine, on_ro
 from weir.platform.store.listen import Listener, wake_and_catalog
 from weir.platform.store.migrate import upgrade
 from weir.platform.store.records import catalog, pauses
+from weir.platform.tracing import TraceExport
 
 T = TypeVar("T")
 PARSE_ON_LOOP_BYTES = 64 * 1024  # smaller bodies parse faster than a process hand-off
@@ -75,6 +78,7 @@ class Platform:
         self._installed = 0
         self._installing = threading.Lock()  # syncs install on a writer thread
         self.metrics = Metrics()
+        self.traces = self._trace_export() if settings.otel else None
         self.client = AppClient(timeout_s=settings.app_timeout_s)
         ai_policy = ai_hosts.policy(settings.allowed_ai_hosts, dev=settings.dev)
         self.models = ai.ModelClients(ai_policy, self.client, ai.guarded_client(ai_policy))
@@ -119,6 +123,17 @@ class Platform:
         self._background: list[asyncio.Task[None]] = []
         self._reloading: asyncio.Task[None] | None = None
         self.ready = False
+
+    def _trace_export(self) -> TraceExport:
+        """Finished runs' traces, read from the store and sent by an export process."""
+        s = self.settings
+        export = TraceExport(self.metrics, s.database_url, s.otel_payloads, s.otel_queue)
+        self.metrics.run_finished = export.offer
+        return export
+
+    def trace_names(self, function_id: str) -> TraceNames:
+        fn = self.registry.by_id.get(function_id)
+        return TraceNames() if fn is None else TraceNames(fn.slug, app_id=fn.app_id)
 
     def make_tx(self, conn: Connection) -> Tx:
         clock = self.clock
@@ -199,6 +214,8 @@ class Platform:
                 asyncio.create_task(self._poll_cancels()),
             ]
         self._task = asyncio.create_task(self.scheduler.run(self._stop))
+        if self.traces is not None:
+            self.traces.start()
         if self.settings.retention_ms > 0:
             sweeper = Retention(self.db, self.clock, self.settings.retention_ms)
             self._retention = asyncio.create_task(sweeper.run(self._stop))
@@ -222,6 +239,8 @@ class Platform:
         if self._retention is not None:
             await self._retention
         await self.gateway.close()  # after the drain: calls in flight had their workers
+        if self.traces is not None:  # the runs that ended in the drain too, within its bound
+            await asyncio.to_thread(self.traces.close)
         await self.client.close()
         await self.models.guarded.close()
         self.db.close()
@@ -376,7 +395,9 @@ class Platform:
         with contextlib.suppress(q.LeaseLost):
             await self.write(lambda tx: ai_steps.apply_result(tx, item, fn, result))
 
-    async def send_events(self, body: bytes) -> list[str]:
+    async def send_events(self, body: bytes, trace: TraceParent | None = None) -> list[str]:
+        """Store the events of a POST /e/{key} body; `trace`: the sender's context (its
+        `traceparent`), which the runs they start continue."""
         now = self.clock.now_ms()
         if len(body) < PARSE_ON_LOOP_BYTES:
             incoming = parse_body(body, now)
@@ -386,17 +407,21 @@ class Platform:
             incoming = await ingest_workers.parse(
                 body, now, lambda event, held, ms: events.foresee(registry, event, held, ms)
             )
-        return await self._accept(await events.foresee_costly(self.registry, incoming))
+        foreseen = await events.foresee_costly(self.registry, incoming)
+        return await self._accept(foreseen, None if trace is None else trace.to_json())
 
     async def ingest(
         self, incoming: list[IncomingEvent], also: Callable[[Tx, list[str]], None]
     ) -> list[str]:
         """Events validated elsewhere (webhooks), accepted as sent ones are; `also` is run in
         their transaction with their ids (a webhook delivery's record commits with them)."""
-        return await self._accept(await events.foresee_costly(self.registry, incoming), also)
+        return await self._accept(await events.foresee_costly(self.registry, incoming), also=also)
 
     async def _accept(
-        self, incoming: list[IncomingEvent], also: Callable[[Tx, list[str]], None] | None = None
+        self,
+        incoming: list[IncomingEvent],
+        trace: dict[str, str] | None = None,
+        also: Callable[[Tx, list[str]], None] | None = None,
     ) -> list[str]:
         """Store the events; the first calls they make due are claimed in the same
         transaction, within the room the scheduler offers, and started at once."""
@@ -405,6 +430,7 @@ class Platform:
         claimed: list[q.Claimed] = []
 
         def accept(tx: Tx) -> list[str]:
+            tx.trace = trace
             ids = events.accept(tx, incoming)
             if also is not None:
                 also(tx, ids)

@@ -48,6 +48,10 @@ class Settings:
     header_timeout_s: float = 10.0  # a request's headers must arrive within this
     body_timeout_s: float = 30.0  # a body may stall this long (more for a big one: min rate)
     body_budget_bytes: int = 64 * 1024 * 1024  # request bodies held at once, all requests
+    # OpenTelemetry: finished runs' traces over OTLP (OTEL_* variables say where), off by default
+    otel: bool = False
+    otel_payloads: bool = False  # spans carry the run's output, not only its size
+    otel_queue: int = 10_000  # finished runs waiting for export; past it their traces drop
     # time, memory and result size of one CEL evaluation (default: WEIR_CEL_* or built in)
     cel_budget: Budget = field(default_factory=current_budget)
 

@@ -9,7 +9,15 @@ from weir.platform.api.deps import platform
 from weir.platform.reads import events, load
 from weir.platform.registry import Function
 from weir.platform.service import Platform
-from weir.web import data, display, event_detail, lane_pages, playground, run_detail
+from weir.web import (
+    data,
+    display,
+    event_detail,
+    lane_pages,
+    playground,
+    run_detail,
+    trace_view,
+)
 from weir.web.errors import NotFound
 from weir.web.forms.login import protect_form
 from weir.web.render import page
@@ -55,7 +63,9 @@ async def run_page(request: Request, run_id: str, weir: Platform = Depends(platf
     if view is None:
         raise NotFound("Run not found", f"There is no run with id {run_id!r}.")
     apps = {a.id: a.name for a in await weir.read(load.apps)}
-    return page(request, "run.html", **run_detail.context(weir, view, apps))
+    found = await run_reads.run_trace(weir, run_id)
+    spans = [] if found is None else trace_view.rows(found, weir.clock.now_ms())
+    return page(request, "run.html", **run_detail.context(weir, view, apps), spans=spans)
 
 
 @router.get("/events")

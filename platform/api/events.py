@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.foundation.trace_context import parse_traceparent
 from weir.platform.ingest.validate import MAX_EVENT_BYTES, MAX_EVENTS, EventError
 from weir.platform.security.auth import Auth, client_of
 from weir.platform.security.bodies import BodyTooLarge, read_capped
@@ -33,7 +34,11 @@ async def send_events(
     except BodyTooLarge as exc:
         return JSONResponse({"ids": [], "status": 413, "error": str(exc)}, 413)
     try:
-        ids = await weir.send_events(body)
+        # W3C Trace Context: the runs continue the sender's trace (a malformed one is ignored)
+        trace = parse_traceparent(
+            request.headers.get("traceparent"), request.headers.get("tracestate")
+        )
+        ids = await weir.send_events(body, trace)
     except EventError as exc:
         return _bad(str(exc))
     return JSONResponse({"ids": ids, "status": 200})

@@ -39,7 +39,7 @@ from weir.platform.foundation.vocabulary import (
     StepStatus,
 )
 from weir.platform.functions.describe import describe_trigger
-from weir.platform.reads import events, runs
+from weir.platform.reads import events, runs, traces
 from weir.platform.reads.records import HistoryEntry, Run, Step
 from weir.platform.reads.run_state import CallInFlight
 from weir.platform.reads.runs import RunView
@@ -197,6 +197,29 @@ async def resolve_run(_: Any, info: Info, runID: str) -> Any:
 @function_run.field("trace")
 async def resolve_trace(parent: dict[str, Any], info: Info, **_: Any) -> Any:
     return root_span(parent["_view"], _weir(info))
+
+
+@function_run.field("spans")
+async def resolve_spans(parent: dict[str, Any], info: Info) -> Any:
+    found = await run_reads.run_trace(_weir(info), parent["_view"].run.id)
+    if found is None:
+        return []
+    return [
+        {
+            "spanID": s["span_id"],
+            "parentSpanID": s["parent_id"],
+            "traceID": found.trace_id,
+            "name": s["name"],
+            "kind": s["kind"],
+            "startedAt": iso(s["start_ms"]),
+            "endedAt": iso(s["end_ms"]),
+            "durationMs": s["duration_ms"],
+            "status": s["status"],
+            "message": s["message"],
+            "attributes": s["attributes"],
+        }
+        for s in traces.trace_json(found)["spans"]
+    ]
 
 
 @query.field("runTrace")

@@ -9,7 +9,7 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.foundation import jsonvalues
 from weir.platform.foundation.vocabulary import HistoryKind, RunStatus, StepStatus
-from weir.platform.reads import events, runs
+from weir.platform.reads import events, runs, traces
 from weir.platform.reads.records import HistoryEntry, Outcome, Run, Step, StoredEvent
 from weir.platform.reads.run_state import CallInFlight, RunState
 from weir.platform.reads.runs import RunLinks
@@ -64,6 +64,15 @@ async def get_run(run_id: str, weir: Platform = Depends(platform)) -> JSONRespon
         "links": links_json(view.links),
     }
     return _ok(weir, data)
+
+
+@router.get("/runs/{run_id}/trace", responses=docs.errors(401, 404))
+async def get_run_trace(run_id: str, weir: Platform = Depends(platform)) -> JSONResponse:
+    """The run as a trace: its spans, parents first (docs/operations.md, Traces)."""
+    found = await run_reads.run_trace(weir, run_id)
+    if found is None:
+        return _missing("run", run_id)
+    return _ok(weir, traces.trace_json(found))
 
 
 @router.delete("/runs/{run_id}", responses=docs.errors(401, 404))

@@ -19,6 +19,7 @@ from weir.platform.cli import functions as cli_functions_command
 from weir.platform.cli import lanes as cli_lanes_command
 from weir.platform.cli import support as cli_support
 from weir.platform.cli import sync as cli_sync_command
+from weir.platform.cli import traces as cli_traces
 from weir.platform.cli import webhooks as cli_webhooks_command
 from weir.platform.cli.server import protocols
 from weir.platform.connect import binding as connect_binding
@@ -124,6 +125,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     _add_operations(p)
     _add_http(p)
     _add_cel(p)
+    cli_traces.add_arguments(p)
     p.add_argument(
         "--example",
         action="store_true",
@@ -389,7 +391,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         app_timeout_s=args.app_timeout,
         sync_timeout_s=args.sync_timeout,
     )
-    return replace(settings, **_operations(args), **_http(args), cel_budget=_cel(args))
+    return replace(
+        settings,
+        **_operations(args),
+        **_http(args),
+        **cli_traces.settings_of(args),
+        cel_budget=_cel(args),
+    )
 
 
 def _http(args: argparse.Namespace) -> dict[str, Any]:
@@ -479,7 +487,9 @@ def main(argv: Sequence[str] | None = None, *, make_app: AppFactory) -> None:
     if args.command == "functions":
         sys.exit(cli_functions_command.run(args))
     settings = settings_from(args)
-    if problem := _ai_hosts_problem(settings) or _connect_apps_problem(settings):
+    if problem := (
+        _ai_hosts_problem(settings) or _connect_apps_problem(settings) or cli_traces.problem(args)
+    ):
         sys.exit(f"weir {args.command} refuses to run: {problem}")
     if args.command == "start" and (problems := _start_problems(settings)):
         sys.exit("weir start refuses to run: " + "; ".join(problems))

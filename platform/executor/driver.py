@@ -30,6 +30,7 @@ from weir.platform.executor.request import (
     job_id,
     series_id,
     step_url,
+    trace_headers,
     with_claim_fences,
 )
 from weir.platform.executor.response import (
@@ -276,7 +277,7 @@ class Driver:
             await self.db.write(lambda c: q.finish(c, item, self.clock.now_ms()))
             return None
         started = self.clock.now_ms()
-        outcome = await self._post(fn, item, state)
+        outcome = await self._post(fn, item, state, started)
         if outcome is None:  # aborted: the run has ended, so there is nothing to retry
             log.info("call aborted: its run was cancelled")
             with contextlib.suppress(q.LeaseLost):
@@ -306,7 +307,9 @@ class Driver:
             self.memos.keep(state.run, state.memos)
         return state
 
-    async def _post(self, fn: Function, item: q.Claimed, state: CallState) -> Outcome | None:
+    async def _post(
+        self, fn: Function, item: q.Claimed, state: CallState, started: int
+    ) -> Outcome | None:
         """The call's outcome; None if it was aborted."""
         state = with_claim_fences(state, item.fences)
         try:
@@ -321,6 +324,9 @@ class Driver:
         except (rfc8785.CanonicalizationError, ingest_workers.Unsendable) as exc:
             return unsendable(exc)
         headers = self._headers(item, body, state.fences)
+        # W3C Trace Context: the app's spans nest under this call's span (reads/traces.py
+        # names it the same from the call's history row)
+        headers.update(trace_headers(state.run, item.step_id, item.attempt, started))
         sent = trust.Sent(
             headers.get("x-inngest-signature", ""),
             self.clock.now_ms() // 1000,

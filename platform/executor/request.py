@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from weir.platform.executor import canonical
+from weir.platform.foundation import trace_context as tc
 from weir.platform.foundation.record_type import record
 from weir.platform.registry import Function
 from weir.platform.store.records.runs import RERUN_INPUT_KEY, Run
@@ -191,6 +192,31 @@ class _Splices:
             pieces += (body[at : found.start()], self.parts[index])
             at = found.end()
         return b"".join([*pieces, body[at:]]) if pieces else body
+
+
+@functools.lru_cache(maxsize=4096)
+def _run_trace(run_id: str, stored: str | None, state: str | None) -> tuple[str, bool, str]:
+    """A run's trace id, sampled flag and tracestate: made once per run (the call's own part
+    of the header is one hash)."""
+    parent = tc.parse_traceparent(stored, state) if stored else None
+    if parent is None:
+        return tc.run_trace_id(run_id), True, ""
+    return parent.trace_id, parent.sampled, parent.state
+
+
+def trace_headers(run: Run, step_id: str, attempt: int, started: int) -> dict[str, str]:
+    """`traceparent` (and the sender's `tracestate`) of a call begun at `started` (ms)."""
+    given = run.keys.get(tc.RUN_TRACE_KEY) if run.keys else None
+    if isinstance(given, dict):
+        trace_id, sampled, state = _run_trace(run.id, given.get("parent"), given.get("state"))
+    else:
+        trace_id, sampled, state = _run_trace(run.id, None, None)
+    found = {
+        "traceparent": tc.call_traceparent(trace_id, run.id, step_id, attempt, started, sampled)
+    }
+    if state:
+        found["tracestate"] = state
+    return found
 
 
 def job_id(item_id: int, series: int, fences: dict[str, int]) -> str:

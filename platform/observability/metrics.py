@@ -4,7 +4,7 @@ Each Platform owns its registry (not the process-global one), so several platfor
 test process never share counts.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -39,6 +39,24 @@ class Metrics:
             buckets=CALL_BUCKETS,
             registry=reg,
         )
+        # OpenTelemetry export (observability/otel.py), when it is on
+        self.spans_exported = Counter(
+            "weir_trace_spans_exported", "Spans the OTLP collector accepted", registry=reg
+        )
+        self.spans_dropped = Counter(
+            "weir_trace_spans_dropped",
+            "Spans not delivered: the collector refused them, or was slow or down",
+            registry=reg,
+        )
+        self.traces_dropped = Counter(
+            "weir_traces_dropped",
+            "Finished runs whose trace was not exported, by reason (queue_full: the export "
+            "queue was full; sampled_out: OTEL_TRACES_SAMPLER said no; unreadable)",
+            ["reason"],
+            registry=reg,
+        )
+        # Called with a finished run's id after its commit (the trace export's queue)
+        self.run_finished: Callable[[str], None] | None = None
 
         self.webhooks = Counter(
             "weir_webhook_deliveries",
@@ -60,6 +78,8 @@ class Metrics:
             self._child(self.started, function).inc()
         elif note.what == n.RUN_FINISHED:
             self._child(self.finished, function, str(note.fields["status"]).lower()).inc()
+            if self.run_finished is not None and note.run_id:
+                self.run_finished(note.run_id)
         elif note.what == n.RETRY_SCHEDULED:
             self._child(self.retries, function).inc()
         elif note.what == n.CALL_FINISHED:

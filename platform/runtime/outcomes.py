@@ -29,6 +29,7 @@ from weir.platform.functions import parse_duration_ms
 from weir.platform.gates import retry
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
+from weir.platform.reads.traces import HELD_KEY
 from weir.platform.registry import Function
 from weir.platform.runtime import events
 from weir.platform.runtime.runs import (
@@ -70,7 +71,7 @@ def apply(tx: Tx, item: q.Claimed, fn: Function, outcome: Outcome, timing: Timin
     if run is None or run.ended:
         _finish(tx, item)  # cancelled meanwhile: the result goes nowhere
         return
-    _record_call(tx, item, outcome, timing)
+    _record_call(tx, item, outcome, timing, run.waiting)
     tx.notes.append(_call_note(run, item, outcome, timing))
     if isinstance(outcome, Completed):  # start and end in one write
         _finish(tx, item)
@@ -123,8 +124,13 @@ def _finish(tx: Tx, item: q.Claimed) -> None:
         tx.next_call.slots_kept = item
 
 
-def _record_call(tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing) -> None:
+def _record_call(
+    tx: Tx, item: q.Claimed, outcome: Outcome, timing: Timing, held: dict[str, Any] | None
+) -> None:
     status, detail = _call_summary(outcome)
+    if held and held.get("gate"):  # the gate that held the call until its claim: its trace
+        # shows that wait by name (reads/traces.py); the row is written anyway
+        detail[HELD_KEY] = {"gate": held["gate"], "key": held.get("key")}
     step_records.add_history(
         tx.conn,
         item.run_id or "",

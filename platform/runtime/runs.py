@@ -10,6 +10,7 @@ from typing import Any
 
 from weir.platform.foundation.ids import new_id
 from weir.platform.foundation.record_type import record
+from weir.platform.foundation.trace_context import RUN_TRACE_KEY
 from weir.platform.foundation.vocabulary import EventOutcome, QueueKind, RunStatus, SystemEvent
 from weir.platform.observability import notes
 from weir.platform.observability.errors import error_fields
@@ -79,6 +80,9 @@ def _new_run(tx: Tx, plan: RunPlan, run_id: str) -> NewRun:
     # only an invoke reads `data`: a large event's is never parsed here (ingest.Document)
     data = first.get("data") if invoked else None
     inngest_meta = data.get("_inngest", {}) if isinstance(data, dict) else {}
+    keys = {**plan.keys, "limits": [list(x) for x in plan.limits]}
+    if tx.trace is not None:
+        keys[RUN_TRACE_KEY] = tx.trace
     return NewRun(
         id=run_id,
         function_id=plan.fn.id,
@@ -86,7 +90,7 @@ def _new_run(tx: Tx, plan: RunPlan, run_id: str) -> NewRun:
         created_at=tx.now,
         score=plan.score,
         lane=plan.lane,
-        keys={**plan.keys, "limits": [list(x) for x in plan.limits]},
+        keys=keys,
         waiting=plan.waiting,
         warnings=plan.warnings,
         batch_id=plan.batch_id,

@@ -50,6 +50,9 @@ class Tx:
     # The trigger events of runs this transaction moves on, as the executor holds them from
     # their calls: a run's end builds its finished event without reading them back.
     known_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The sender's trace context (`traceparent`) of the events accepted here: the runs they
+    # start carry it in their keys, and continue the sender's trace (reads/traces.py).
+    trace: dict[str, str] | None = None
     # The call the caller takes next, if this transaction makes one (`continuation`).
     next_call: NextCall = field(default_factory=NextCall)
 

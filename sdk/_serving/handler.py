@@ -20,6 +20,7 @@ from weir.sdk._steps.awaited import NotAwaited
 from weir.sdk._steps.execution import Interrupt, RunState, Skip, unexpected
 from weir.sdk._steps.ops import RUN_COMPLETE, RUN_ERROR, Op, StepSlot, error_object
 from weir.sdk._steps.steps import Step, StepSync
+from weir.sdk._tracing import request_context
 
 NO_RETRY = {"x-inngest-no-retry": "true"}
 
@@ -33,6 +34,7 @@ async def invoke(
     headers: Mapping[str, str],
 ) -> HttpResponse:
     state = _state(request, target, fn)
+    state.trace = request_context(headers)
     try:
         response = await _respond(fn, request, state, sender, headers)
     finally:

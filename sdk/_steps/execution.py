@@ -108,6 +108,7 @@ class RunState:
         self.executing = False
         self.calls = Calls()
         self.saved: list[Op] = []
+        self.trace: Any = None  # where step spans start (_tracing.request_context)
         # A targeted or planning request runs one step or none: never checkpointed.
         eager = checkpoint is not None and target is None and not disable_immediate
         self.budget = Budget(checkpoint) if checkpoint is not None and eager else None

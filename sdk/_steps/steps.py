@@ -25,6 +25,7 @@ from weir.sdk._steps.stepops import (
     sleep_until_op,
     wait_op,
 )
+from weir.sdk._tracing import step_span
 
 T = TypeVar("T")
 AsyncSend = Callable[[list[Event]], Awaitable[list[str]]]
@@ -76,9 +77,10 @@ class Step:
         args = found  # as given, or as a rerun from this step replaced them
         self._state.executing = True
         try:
-            result = fn(*args)
-            if inspect.isawaitable(result):
-                result = await result
+            with step_span(self._state.trace, op.slot.user_id, self._state.attempt):
+                result = fn(*args)
+                if inspect.isawaitable(result):
+                    result = await result
         except BaseException as err:
             _step_failed(self._state, op, err)
         finally:
@@ -170,7 +172,8 @@ class StepSync:
         args = found  # as given, or as a rerun from this step replaced them
         self._state.executing = True
         try:
-            result = fn(*args)
+            with step_span(self._state.trace, op.slot.user_id, self._state.attempt):
+                result = fn(*args)
         except BaseException as err:
             _step_failed(self._state, op, err)
         finally:
