@@ -12,11 +12,12 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind
+from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, HistoryKind, QueueKind
 from weir.platform.store.engine.schema import (
     event_outcomes,
     event_runs,
     events,
+    history,
     queue,
     runs,
     slots,
@@ -227,6 +228,17 @@ def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[StoredEven
 
 
 def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
+    conds = _event_filters(page)
+    query = select(events).where(*conds)
+    if page.after is not None:
+        query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
+    else:
+        query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
+    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
+    return rows[::-1] if page.after is not None else rows
+
+
+def _event_filters(page: EventPage) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
     if page.name:
         conds.append(events.c.name == page.name)
@@ -238,13 +250,7 @@ def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
         conds.append(_older(events.c.received_at, events.c.id, page.before))
     if page.after is not None:
         conds.append(_newer(events.c.received_at, events.c.id, page.after))
-    query = select(events).where(*conds)
-    if page.after is not None:
-        query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
-    else:
-        query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
-    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
-    return rows[::-1] if page.after is not None else rows
+    return conds
 
 
 EventRun = RunLink  # a run an event is part of: the same brief record as a linked run
@@ -329,3 +335,39 @@ def _key_of(keys: dict[str, Any], key_hash: str) -> tuple[str, int, str]:
             key, limit = str(value.get("key", "")), int(value.get("limit", 0))
             return key, limit, str(value.get("capacity") or "")
     return "", 0, ""
+
+
+# -- query scans -------------------------------------------------------------------------------
+# A CEL query reads each row it examines, so it walks the (created_at) / (received_at) index
+# newest first from its cursor in chunks of at most MAX_SCAN rows (`weir.platform.reads.query`).
+MAX_SCAN = 2_000
+
+
+def scan_runs(conn: Connection, page: RunPage, count: int) -> list[Run]:
+    """Up to `count` runs matching `page`'s filters, strictly older than its cursor, newest
+    first, as readers see them (a text search is not applied here)."""
+    filters = _run_filters(replace(page, search=None, output_text=None, after=None))
+    order = (runs.c.created_at.desc(), runs.c.id.desc())
+    query = select(runs).where(*filters).order_by(*order).limit(max(1, min(count, MAX_SCAN)))
+    return handed.current(conn, [run_from_row(r) for r in conn.execute(query)])
+
+
+def scan_events(conn: Connection, page: EventPage, count: int) -> list[StoredEvent]:
+    """Up to `count` events matching `page`'s filters, older than its cursor, newest first."""
+    wider = replace(page, limit=max(1, min(count, MAX_SCAN)), after=None)
+    conds = _event_filters(wider)
+    order = (events.c.received_at.desc(), events.c.id.desc())
+    query = select(events).where(*conds).order_by(*order).limit(wider.limit)
+    return [event_from_row(r) for r in conn.execute(query)]
+
+
+def run_attempts(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
+    """Run id -> the highest attempt (0 = the first) any of its calls to the app reached."""
+    if not run_ids:
+        return {}
+    query = (
+        select(history.c.run_id, func.max(history.c.attempt))
+        .where(history.c.run_id.in_(list(run_ids)), history.c.kind == HistoryKind.CALL)
+        .group_by(history.c.run_id)
+    )
+    return {str(run_id): int(most or 0) for run_id, most in conn.execute(query)}

@@ -1,0 +1,154 @@
+"""CEL queries over runs and events, paged newest first with a bounded scan per page.
+
+No index can answer an arbitrary CEL condition, so a page walks the (created_at) index of runs
+(the (received_at) index of events) newest first from its cursor, narrowed by the list's own
+filters (function, status, time range, event name), and evaluates the query on each row. A
+page stops at `limit` matches, after `window` rows examined, or once `deadline_ms` has passed
+(checked between chunks of `queries.MAX_SCAN` rows), whichever comes first, and says how far
+back it looked; its cursor continues from the last row examined ("search older"). So no page
+costs more than a bounded scan, however many rows are stored or how few match.
+
+A row on which the query fails (a missing field, a type mismatch, a result that is not a
+boolean, an exceeded evaluation budget) does not match; the page counts such rows in `errors`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Connection
+from weir.expressions import EvaluationError, Expression
+from weir.platform.foundation.record_type import record
+from weir.platform.reads.query_fields import (
+    FunctionNames,
+    event_variables,
+    run_variables,
+)
+from weir.platform.store.records.events import StoredEvent
+from weir.platform.store.records.runs import Run
+from weir.platform.store.views import queries
+from weir.platform.store.views.queries import EventPage, RunPage
+
+# Rows one page examines at most: about half a second of evaluation on one core (see
+# bench/RESULTS.md, CEL queries). Each REST or UI request may ask for fewer, never more.
+QUERY_WINDOW = 10_000
+QUERY_DEADLINE_MS = 800  # a page stops examining once this has passed (costly expressions)
+
+T = TypeVar("T")
+
+
+@record
+class QueryScan:
+    """How much one page may examine."""
+
+    window: int = QUERY_WINDOW
+    deadline_ms: int = QUERY_DEADLINE_MS
+
+
+@record
+class QueryPage(Generic[T]):
+    """One page of a query: its matches, newest first, and where it stopped looking."""
+
+    rows: list[T]
+    examined: int  # rows the query was evaluated on
+    errors: int  # of those, rows on which it failed (counted as not matching)
+    # (time, id) of the last row examined when older rows may remain: the cursor that goes
+    # on searching from there; None once every row older than the page's cursor was examined
+    cursor: tuple[int, str] | None
+    back_to: int | None  # the time of the oldest row examined (None: none was)
+
+
+def query_runs(
+    conn: Connection,
+    page: RunPage,
+    expression: Expression,
+    names: Mapping[str, FunctionNames],
+    scan: QueryScan = QueryScan(),
+) -> QueryPage[Run]:
+    """The runs matching `page`'s filters and `expression`, newest first from its cursor."""
+    wants_event = _reads(expression, "event")
+    wants_attempt = _reads(expression, "attempt")
+
+    def variables(chunk: Sequence[Run]) -> list[dict[str, Any]]:
+        triggers = [r.trigger_id for r in chunk if r.trigger_id] if wants_event else []
+        found = {e.id: e for e in queries.events_by_ids(conn, triggers)}
+        tries = queries.run_attempts(conn, [r.id for r in chunk]) if wants_attempt else {}
+        return [
+            run_variables(r, names, found.get(r.trigger_id or ""), tries.get(r.id, 0))
+            for r in chunk
+        ]
+
+    return _scan(
+        lambda cursor, count: queries.scan_runs(conn, replace(page, before=cursor), count),
+        lambda r: (r.created_at, r.id),
+        variables,
+        expression,
+        page.before,
+        page.limit,
+        scan,
+    )
+
+
+def query_events(
+    conn: Connection, page: EventPage, expression: Expression, scan: QueryScan = QueryScan()
+) -> QueryPage[StoredEvent]:
+    """The events matching `page`'s filters and `expression`, newest first from its cursor."""
+    return _scan(
+        lambda cursor, count: queries.scan_events(conn, replace(page, before=cursor), count),
+        lambda e: (e.received_at, e.id),
+        lambda chunk: [event_variables(e) for e in chunk],
+        expression,
+        page.before,
+        page.limit,
+        scan,
+    )
+
+
+def _reads(expression: Expression, name: str) -> bool:
+    return any(path[0] == name for path in expression.paths)
+
+
+def _scan(
+    fetch: Callable[[tuple[int, str] | None, int], list[T]],
+    key: Callable[[T], tuple[int, str]],
+    variables: Callable[[Sequence[T]], list[dict[str, Any]]],
+    expression: Expression,
+    cursor: tuple[int, str] | None,
+    limit: int,
+    scan: QueryScan,
+) -> QueryPage[T]:
+    limit = max(1, min(limit, queries.MAX_PAGE))
+    window = max(1, scan.window)
+    stop_at = time.monotonic() + scan.deadline_ms / 1000
+    matches: list[T] = []
+    examined = errors = 0
+    back_to: int | None = None
+    while True:
+        asked = min(queries.MAX_SCAN, window - examined)
+        chunk = fetch(cursor, asked)
+        for row, activation in zip(chunk, variables(chunk), strict=True):
+            examined += 1
+            cursor, back_to = key(row), key(row)[0]
+            verdict = _verdict(expression, activation)
+            errors += verdict is None
+            if verdict:
+                matches.append(row)
+                if len(matches) == limit:
+                    # a full page: older rows may remain even when this chunk was the last
+                    return QueryPage(matches, examined, errors, cursor, back_to)
+        if len(chunk) < asked:  # every older row was examined
+            return QueryPage(matches, examined, errors, None, back_to)
+        if examined >= window or time.monotonic() >= stop_at:
+            return QueryPage(matches, examined, errors, cursor, back_to)
+
+
+def _verdict(expression: Expression, activation: dict[str, Any]) -> bool | None:
+    """Whether the row matches; None when the query failed on it (it does not match)."""
+    try:
+        result = expression.evaluate(activation)
+    except EvaluationError:  # an exceeded budget too: that row's data is to blame
+        return None
+    return result if isinstance(result, bool) else None

@@ -1,0 +1,172 @@
+"""What a CEL query over runs or events sees: the documented, typed record of each row, and
+the check that refuses a query before any row is read (docs/operations.md, Querying runs).
+
+A run query sees the run's fields as top-level variables plus `event`, its triggering event;
+an event query sees `event` and `received_at`. The text is checked by `weir.expressions` (the
+checker every function config goes through: syntax, size, unknown names), then against these
+types: a field of a scalar (`status.name`) or an unknown field of a known record
+(`error.stack`, `event.payload`) is refused, naming what is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from weir.expressions import Expression, ExpressionError, compile_expression
+from weir.platform.foundation.record_type import record
+from weir.platform.foundation.vocabulary import RunStatus
+from weir.platform.store.records.events import StoredEvent
+from weir.platform.store.records.runs import Run
+
+
+class FieldType(StrEnum):
+    STRING = "string"
+    INT = "int"  # milliseconds since the epoch for the *_at fields
+    TIMESTAMP = "timestamp"
+    ANY = "any JSON value"  # output, event.data: any shape below
+    RECORD = "record"
+
+
+@record
+class Field:
+    name: str
+    kind: FieldType
+    about: str
+    fields: tuple[Field, ...] = ()  # a RECORD's own fields
+    nullable: bool = False
+
+
+_EVENT = Field(
+    "event",
+    FieldType.RECORD,
+    "the event as the function receives it",
+    (
+        Field("name", FieldType.STRING, "the event's name"),
+        Field("data", FieldType.ANY, "the event's data object"),
+        Field("id", FieldType.STRING, "the event's id"),
+        Field("ts", FieldType.INT, "the event's time, ms since the epoch"),
+        Field("user", FieldType.ANY, "the event's user object", nullable=True),
+        Field("v", FieldType.STRING, "the event's version", nullable=True),
+    ),
+)
+
+RUN_FIELDS: tuple[Field, ...] = (
+    Field("id", FieldType.STRING, "the run's id"),
+    Field("status", FieldType.STRING, "QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED or SKIPPED"),
+    # `function` is a reserved word in CEL: no expression may name it
+    Field("function_slug", FieldType.STRING, "the function's slug"),
+    Field("function_id", FieldType.STRING, "the function's id"),
+    Field("app", FieldType.STRING, "the name of the function's app"),
+    Field("created_at", FieldType.INT, "when the run was queued, ms since the epoch"),
+    Field("started_at", FieldType.INT, "when its first call started", nullable=True),
+    Field("ended_at", FieldType.INT, "when it ended", nullable=True),
+    Field("created", FieldType.TIMESTAMP, "created_at as a timestamp"),
+    Field("started", FieldType.TIMESTAMP, "started_at as a timestamp", nullable=True),
+    Field("ended", FieldType.TIMESTAMP, "ended_at as a timestamp", nullable=True),
+    Field("attempt", FieldType.INT, "the highest attempt a call reached, 0 = the first"),
+    Field("output", FieldType.ANY, "a completed run's return value", nullable=True),
+    Field(
+        "error",
+        FieldType.RECORD,
+        "a failed run's error",
+        (
+            Field("name", FieldType.STRING, "the error's name, e.g. Error"),
+            Field("message", FieldType.STRING, "the error's message"),
+        ),
+        nullable=True,
+    ),
+    _EVENT,
+)
+
+EVENT_FIELDS: tuple[Field, ...] = (
+    _EVENT,
+    Field("received_at", FieldType.INT, "when Weir stored the event, ms since the epoch"),
+)
+
+
+@record
+class FunctionNames:
+    """How a query names a run's function: its slug and its app's name."""
+
+    slug: str
+    app: str
+
+
+def compile_query(source: str, fields: tuple[Field, ...]) -> Expression:
+    """The checked query; raises ExpressionError with every problem (the checker's words)."""
+    try:
+        expression = compile_expression(source, tuple(f.name for f in fields))
+    except ExpressionError as error:
+        named = ("unknown identifier `function`", "reserved identifier: function")
+        if not any(word in p for p in error.problems for word in named):
+            raise
+        hint = "`function` is reserved in CEL; use `function_slug` or `function_id`"
+        raise ExpressionError(source, hint, *error.problems) from None
+    problems = [p for path in expression.paths for p in _path_problems(path, fields)]
+    if problems:
+        raise ExpressionError(source, *dict.fromkeys(problems))
+    return expression
+
+
+def _path_problems(path: tuple[str, ...], fields: tuple[Field, ...]) -> list[str]:
+    known = {f.name: f for f in fields}
+    field = known[path[0]]
+    for depth, part in enumerate(path[1:], start=1):
+        if field.kind == FieldType.ANY:
+            return []
+        where = ".".join(path[:depth])
+        if field.kind != FieldType.RECORD:
+            return [f"`{where}` is a {field.kind}; it has no field `{part}`"]
+        inner = {f.name: f for f in field.fields}
+        if part not in inner:
+            allowed = ", ".join(f"`{name}`" for name in inner)
+            return [f"`{where}` has no field `{part}`; its fields are {allowed}"]
+        field = inner[part]
+    return []
+
+
+def run_variables(
+    run: Run,
+    names: Mapping[str, FunctionNames],
+    event: StoredEvent | None,
+    attempt: int,
+) -> dict[str, Any]:
+    """The run as a query sees it (`RUN_FIELDS`)."""
+    named = names.get(run.function_id, FunctionNames(run.function_id, ""))
+    failed = run.status == RunStatus.FAILED
+    output = run.output
+    error = _error(output) if failed else None
+    return {
+        "id": run.id,
+        "status": str(run.status),
+        "function_slug": named.slug,
+        "function_id": run.function_id,
+        "app": named.app,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "created": _timestamp(run.created_at),
+        "started": _timestamp(run.started_at),
+        "ended": _timestamp(run.ended_at),
+        "attempt": attempt,
+        "output": None if failed else output,
+        "error": error,
+        "event": None if event is None else event.payload,
+    }
+
+
+def event_variables(event: StoredEvent) -> dict[str, Any]:
+    """The event as a query sees it (`EVENT_FIELDS`)."""
+    return {"event": event.payload, "received_at": event.received_at}
+
+
+def _error(output: Any) -> dict[str, str]:
+    found = output if isinstance(output, dict) else {}
+    return {"name": str(found.get("name") or ""), "message": str(found.get("message") or "")}
+
+
+def _timestamp(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
