@@ -30,7 +30,7 @@ def _shop() -> list[Seeded]:
         Seeded("COMPLETED", {"total": 50}, {"customer_id": "c-42"}),
         Seeded("COMPLETED", {"total": 150}, {"customer_id": "c-42"}),
         Seeded("COMPLETED", {"total": 500}, {"customer_id": "c-7"}),
-        Seeded("FAILED", {"name": "TimeoutError", "message": "partner API down"}, {"customer_id": "c-42"}),
+        Seeded("FAILED", {"name": "TimeoutError", "message": "API down"}, {"customer_id": "c-42"}),
         Seeded("COMPLETED", {"total": 101}, {"customer_id": "c-42"}),
         Seeded("COMPLETED", {"total": "lots"}, {"customer_id": "c-42"}),  # a string: no match
         Seeded("COMPLETED", {"total": 900}, {"customer_id": "c-42"}, function_id="fn-other"),
@@ -70,9 +70,8 @@ def test_status_function_time_and_the_error_are_fields(client: TestClient) -> No
     assert matched("function_slug == 'fn-other'") == [ids[6]]
     assert matched(f"created_at >= {NOON + 5000} && ended_at - started_at == 5") == ids[5:][::-1]
     assert matched("created < timestamp('2026-01-01T12:00:02Z')") == [ids[1], ids[0]]
-    assert matched("attempt == 0 && event.name == 'shop/order.placed' && id == '" + ids[2] + "'") == [
-        ids[2]
-    ]
+    by_id = f"attempt == 0 && event.name == 'shop/order.placed' && id == '{ids[2]}'"
+    assert matched(by_id) == [ids[2]]
 
 
 def test_no_match_is_an_empty_page_with_the_cursor_to_search_older(client: TestClient) -> None:
