@@ -13,10 +13,9 @@ from weir.platform.api.deps import platform
 from weir.platform.api.v1 import V1_STATUS, event_json, run_json
 from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX
 from weir.platform.reads import events
-from weir.platform.reads.query import QUERY_WINDOW, QueryPage, QueryScan
+from weir.platform.reads.query import MAX_PAGE, QUERY_WINDOW, QueryPage, QueryScan
 from weir.platform.reads.records import EventPage, RunPage
 from weir.platform.service import Platform
-from weir.platform.store.views.queries import MAX_PAGE
 
 router = APIRouter(prefix="/v1")
 _STATUSES = {

@@ -35,6 +35,7 @@ from weir.platform.store.views.queries import EventPage, RunPage
 # Rows one page examines at most: about half a second of evaluation on one core (see
 # bench/RESULTS.md, CEL queries). Each REST or UI request may ask for fewer, never more.
 QUERY_WINDOW = 10_000
+MAX_PAGE = queries.MAX_PAGE  # matches one page holds at most
 QUERY_DEADLINE_MS = 800  # a page stops examining once this has passed (costly expressions)
 
 T = TypeVar("T")
@@ -120,7 +121,7 @@ def _scan(
     limit: int,
     scan: QueryScan,
 ) -> QueryPage[T]:
-    limit = max(1, min(limit, queries.MAX_PAGE))
+    limit = max(1, min(limit, MAX_PAGE))
     window = max(1, scan.window)
     stop_at = time.monotonic() + scan.deadline_ms / 1000
     matches: list[T] = []
