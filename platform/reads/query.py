@@ -30,13 +30,13 @@ from weir.platform.reads.query_fields import (
 from weir.platform.store.records.events import StoredEvent
 from weir.platform.store.records.runs import Run
 from weir.platform.store.views import queries
-from weir.platform.store.views.queries import EventPage, RunPage
+from weir.platform.store.views.queries import EventPage, RunPage, ScannedRun
 
 # Rows one page examines at most: about half a second of evaluation on one core (see
 # bench/RESULTS.md, CEL queries). Each REST or UI request may ask for fewer, never more.
-QUERY_WINDOW = 10_000
+QUERY_WINDOW = 5_000
 MAX_PAGE = queries.MAX_PAGE  # matches one page holds at most
-QUERY_DEADLINE_MS = 800  # a page stops examining once this has passed (costly expressions)
+QUERY_DEADLINE_MS = 700  # a page stops examining once this has passed (costly expressions)
 
 T = TypeVar("T")
 
@@ -69,21 +69,26 @@ def query_runs(
     names: Mapping[str, FunctionNames],
     scan: QueryScan = QueryScan(),
 ) -> QueryPage[Run]:
-    """The runs matching `page`'s filters and `expression`, newest first from its cursor."""
-    wants_event = _reads(expression, "event")
-    wants_attempt = _reads(expression, "attempt")
+    """The runs matching `page`'s filters and `expression`, newest first from its cursor.
+    Only what the query reads is decoded: the output, the trigger's payload, the attempts."""
+    read = {path[0] for path in expression.paths}
+    wants_output = bool(read & {"output", "error"})
 
-    def variables(chunk: Sequence[Run]) -> list[dict[str, Any]]:
-        triggers = [r.trigger_id for r in chunk if r.trigger_id] if wants_event else []
-        found = {e.id: e for e in queries.events_by_ids(conn, triggers)}
-        tries = queries.run_attempts(conn, [r.id for r in chunk]) if wants_attempt else {}
-        return [
-            run_variables(r, names, found.get(r.trigger_id or ""), tries.get(r.id, 0))
-            for r in chunk
-        ]
+    def variables(chunk: Sequence[ScannedRun]) -> list[dict[str, Any]]:
+        triggers = [_trigger(r) for r in chunk] if "event" in read else []
+        payloads = queries.event_payload_texts(conn, [t for t in triggers if t])
+        tries = queries.run_attempts(conn, [r.id for r in chunk]) if "attempt" in read else {}
+        found = []
+        for i, r in enumerate(chunk):
+            output = _decoded(r.output) if wants_output else None
+            event = _decoded(payloads.get(triggers[i] or "")) if triggers else None
+            found.append(run_variables(r, names, output, event, tries.get(r.id, 0)))
+        return found
 
-    return _scan(
-        lambda cursor, count: queries.scan_runs(conn, replace(page, before=cursor), count),
+    found = _scan(
+        lambda cursor, count: queries.scan_runs(
+            conn, replace(page, before=cursor), count, output=wants_output
+        ),
         lambda r: (r.created_at, r.id),
         variables,
         expression,
@@ -91,6 +96,17 @@ def query_runs(
         page.limit,
         scan,
     )
+    full = queries.runs_by_ids(conn, [r.id for r in found.rows])
+    return QueryPage(full, found.examined, found.errors, found.cursor, found.back_to)
+
+
+def _trigger(run: ScannedRun) -> str | None:
+    ids = queries.json_value(run.event_ids)
+    return str(ids[0]) if isinstance(ids, list) and ids else None
+
+
+def _decoded(text: str | None) -> Any:
+    return None if text is None else queries.json_value(text)
 
 
 def query_events(

@@ -19,7 +19,7 @@ from weir.expressions import Expression, ExpressionError, compile_expression
 from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.store.records.events import StoredEvent
-from weir.platform.store.records.runs import Run
+from weir.platform.store.views.queries import ScannedRun
 
 
 class FieldType(StrEnum):
@@ -129,19 +129,19 @@ def _path_problems(path: tuple[str, ...], fields: tuple[Field, ...]) -> list[str
 
 
 def run_variables(
-    run: Run,
+    run: ScannedRun,
     names: Mapping[str, FunctionNames],
-    event: StoredEvent | None,
+    output: Any,
+    event: Any,
     attempt: int,
 ) -> dict[str, Any]:
-    """The run as a query sees it (`RUN_FIELDS`)."""
+    """The run as a query sees it (`RUN_FIELDS`); `output` and `event` decoded (None when
+    the query does not read them)."""
     named = names.get(run.function_id, FunctionNames(run.function_id, ""))
     failed = run.status == RunStatus.FAILED
-    output = run.output
-    error = _error(output) if failed else None
     return {
         "id": run.id,
-        "status": str(run.status),
+        "status": run.status,
         "function_slug": named.slug,
         "function_id": run.function_id,
         "app": named.app,
@@ -153,8 +153,8 @@ def run_variables(
         "ended": _timestamp(run.ended_at),
         "attempt": attempt,
         "output": None if failed else output,
-        "error": error,
-        "event": None if event is None else event.payload,
+        "error": _error(output) if failed else None,
+        "event": event,
     }
 
 
