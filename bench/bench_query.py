@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 from weir.platform.foundation.ids import new_id
-from weir.platform.reads.query import QUERY_WINDOW, QueryPage, QueryScan, query_runs
+from weir.platform.reads.query import QUERY_WINDOW, QueryPage, query_runs
 from weir.platform.reads.query_fields import RUN_FIELDS, FunctionNames, compile_query
 from weir.platform.store.database import make_engine
 from weir.platform.store.migrate import upgrade
@@ -93,7 +93,7 @@ def timed(engine: Engine, source: str, page: RunPage, rounds: int) -> tuple[floa
     for _ in range(rounds + 1):  # the first warms the caches, not counted
         with engine.connect() as conn:
             began = time.perf_counter()
-            found = query_runs(conn, page, expression, names, QueryScan())
+            found = query_runs(conn, page, expression, names)
             times.append(time.perf_counter() - began)
     assert found is not None
     return statistics.median(times[1:]), found

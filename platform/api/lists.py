@@ -12,7 +12,7 @@ from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
 from weir.platform.api.v1 import V1_STATUS, event_json, run_json
 from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX
-from weir.platform.reads import events
+from weir.platform.reads import events, query
 from weir.platform.reads.query import MAX_PAGE, QUERY_WINDOW, QueryPage, QueryScan
 from weir.platform.reads.records import EventPage, RunPage
 from weir.platform.service import Platform
@@ -58,8 +58,9 @@ async def list_runs(
         last = listing.runs[-1] if listing.full else None
         rows = [run_json(weir, r, listing.states[r.id]) for r in listing.runs]
         return _answer(weir, rows, None if last is None else (last.created_at, last.id), None)
-    found, states = await run_queries.query_runs(weir, page, expression, scan)
-    rows = [run_json(weir, r, states[r.id]) for r in found.rows]
+    answer = await run_queries.query_runs(weir, page, expression, scan)
+    found = answer.page
+    rows = [run_json(weir, r, answer.states[r.id]) for r in found.rows]
     return _answer(weir, rows, found.cursor, found)
 
 
@@ -138,7 +139,7 @@ def _limit(limit: int) -> int:
 def _scan(window: int) -> QueryScan:
     if not 1 <= window <= QUERY_WINDOW:
         raise BadRequest(f"window must be between 1 and {QUERY_WINDOW} rows; got {window}")
-    return QueryScan(window=window)
+    return QueryScan(window, query.QUERY_DEADLINE_MS)
 
 
 def _cursor(text: str) -> tuple[int, str] | None:

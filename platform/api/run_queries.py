@@ -3,6 +3,7 @@ once (the checker's words on a refusal), then paged by `weir.platform.reads.quer
 
 from sqlalchemy import Connection
 from weir.expressions import Expression
+from weir.platform.foundation.record_type import record
 from weir.platform.reads import load, query, runs
 from weir.platform.reads.query import QueryPage, QueryScan
 from weir.platform.reads.query_fields import (
@@ -35,21 +36,31 @@ async def function_names(weir: Platform) -> dict[str, FunctionNames]:
     }
 
 
+@record
+class RunAnswer:
+    """A page of a run query, each run's state and its trigger's name (one read)."""
+
+    page: QueryPage[Run]
+    states: dict[str, RunState]
+    event_names: dict[str, str]  # trigger event id -> name
+
+
 async def query_runs(
-    weir: Platform, page: RunPage, expression: Expression, scan: QueryScan = QueryScan()
-) -> tuple[QueryPage[Run], dict[str, RunState]]:
-    """A page of the runs the query matches, with each one's state (one read)."""
+    weir: Platform, page: RunPage, expression: Expression, scan: QueryScan | None = None
+) -> RunAnswer:
+    """A page of the runs the query matches, with each one's state."""
     names = await function_names(weir)
     now, most = weir.clock.now_ms(), runs.max_attempts_of(weir.registry.by_id)
 
-    def read(conn: Connection) -> tuple[QueryPage[Run], dict[str, RunState]]:
+    def read(conn: Connection) -> RunAnswer:
         found = query.query_runs(conn, page, expression, names, scan)
-        return found, run_states(conn, found.rows, now, most)
+        states = run_states(conn, found.rows, now, most)
+        return RunAnswer(found, states, query.trigger_names(conn, found.rows))
 
     return await weir.read(read)
 
 
 async def query_events(
-    weir: Platform, page: EventPage, expression: Expression, scan: QueryScan = QueryScan()
+    weir: Platform, page: EventPage, expression: Expression, scan: QueryScan | None = None
 ) -> QueryPage[StoredEvent]:
     return await weir.read(lambda c: query.query_events(c, page, expression, scan))

@@ -45,8 +45,13 @@ T = TypeVar("T")
 class QueryScan:
     """How much one page may examine."""
 
-    window: int = QUERY_WINDOW
-    deadline_ms: int = QUERY_DEADLINE_MS
+    window: int
+    deadline_ms: int
+
+
+def default_scan() -> QueryScan:
+    """The bounds a page has unless it asks for a smaller window (read at each call)."""
+    return QueryScan(QUERY_WINDOW, QUERY_DEADLINE_MS)
 
 
 @record
@@ -67,7 +72,7 @@ def query_runs(
     page: RunPage,
     expression: Expression,
     names: Mapping[str, FunctionNames],
-    scan: QueryScan = QueryScan(),
+    scan: QueryScan | None = None,
 ) -> QueryPage[Run]:
     """The runs matching `page`'s filters and `expression`, newest first from its cursor.
     Only what the query reads is decoded: the output, the trigger's payload, the attempts."""
@@ -100,6 +105,12 @@ def query_runs(
     return QueryPage(full, found.examined, found.errors, found.cursor, found.back_to)
 
 
+def trigger_names(conn: Connection, found: Sequence[Run]) -> dict[str, str]:
+    """Trigger event id -> its name, for the runs a page shows."""
+    triggers = [r.trigger_id for r in found if r.trigger_id is not None]
+    return {e.id: e.name for e in queries.events_by_ids(conn, triggers)}
+
+
 def _trigger(run: ScannedRun) -> str | None:
     ids = queries.json_value(run.event_ids)
     return str(ids[0]) if isinstance(ids, list) and ids else None
@@ -110,7 +121,7 @@ def _decoded(text: str | None) -> Any:
 
 
 def query_events(
-    conn: Connection, page: EventPage, expression: Expression, scan: QueryScan = QueryScan()
+    conn: Connection, page: EventPage, expression: Expression, scan: QueryScan | None = None
 ) -> QueryPage[StoredEvent]:
     """The events matching `page`'s filters and `expression`, newest first from its cursor."""
     return _scan(
@@ -135,8 +146,9 @@ def _scan(
     expression: Expression,
     cursor: tuple[int, str] | None,
     limit: int,
-    scan: QueryScan,
+    scan: QueryScan | None,
 ) -> QueryPage[T]:
+    scan = scan or default_scan()
     limit = max(1, min(limit, MAX_PAGE))
     window = max(1, scan.window)
     stop_at = time.monotonic() + scan.deadline_ms / 1000
