@@ -15,7 +15,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from weir.expressions import Expression, ExpressionError, compile_expression
+from weir.expressions import (
+    Expression,
+    ExpressionError,
+    LiteralKind,
+    compile_expression,
+    literal_comparisons,
+)
 from weir.platform.foundation.record_type import record
 from weir.platform.foundation.vocabulary import RunStatus
 from weir.platform.store.records.events import StoredEvent
@@ -106,6 +112,8 @@ def compile_query(source: str, fields: tuple[Field, ...]) -> Expression:
         hint = "`function` is reserved in CEL; use `function_slug` or `function_id`"
         raise ExpressionError(source, hint, *error.problems) from None
     problems = [p for path in expression.paths for p in _path_problems(path, fields)]
+    if not problems:
+        problems = _literal_problems(expression, fields)
     if problems:
         raise ExpressionError(source, *dict.fromkeys(problems))
     return expression
@@ -119,13 +127,62 @@ def _path_problems(path: tuple[str, ...], fields: tuple[Field, ...]) -> list[str
             return []
         where = ".".join(path[:depth])
         if field.kind != FieldType.RECORD:
-            return [f"`{where}` is a {field.kind}; it has no field `{part}`"]
+            return [f"`{where}` is {_a(field.kind)}; it has no field `{part}`"]
         inner = {f.name: f for f in field.fields}
         if part not in inner:
             allowed = ", ".join(f"`{name}`" for name in inner)
             return [f"`{where}` has no field `{part}`; its fields are {allowed}"]
         field = inner[part]
     return []
+
+
+# The literals each type of field can be compared with (null: any; it tests for absence).
+_COMPARABLE = {
+    FieldType.STRING: {LiteralKind.STRING},
+    FieldType.INT: {LiteralKind.INT, LiteralKind.UINT, LiteralKind.DOUBLE},
+    FieldType.TIMESTAMP: set(),
+    FieldType.RECORD: set(),
+}
+
+
+def _literal_problems(expression: Expression, fields: tuple[Field, ...]) -> list[str]:
+    """A field compared with a literal it can never equal or order against (`status == 1`,
+    `created_at > "2026-01-01"`): refused, where it would otherwise match nothing."""
+    free = {path[0] for path in expression.paths}  # not a comprehension's own variable
+    problems = []
+    for seen in literal_comparisons(expression.source):
+        field = _field_at(seen.path, fields) if seen.path[0] in free else None
+        if field is None or field.kind == FieldType.ANY or seen.kind == LiteralKind.NULL:
+            continue
+        if seen.kind in _COMPARABLE[field.kind]:
+            continue
+        name = ".".join(seen.path)
+        hint = (
+            ' (write timestamp("2026-12-01T00:00:00Z"))'
+            if field.kind == FieldType.TIMESTAMP
+            else ""
+        )
+        problems.append(
+            f"`{name}` is {_a(field.kind)}; it cannot be compared with {seen.literal}, "
+            f"{_a(seen.kind)}{hint}"
+        )
+    return problems
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def _field_at(path: tuple[str, ...], fields: tuple[Field, ...]) -> Field | None:
+    found: Field | None = None
+    for part in path:
+        known = {f.name: f for f in (fields if found is None else found.fields)}
+        if part not in known:
+            return None
+        found = known[part]
+        if found.kind == FieldType.ANY:
+            return found
+    return found
 
 
 def run_variables(
