@@ -11,7 +11,12 @@ This package knows nothing of the platform.
 """
 
 from weir.expressions._budget import Budget, configure_budget, current_budget
-from weir.expressions._comparisons import Comparison, LiteralKind, literal_comparisons
+from weir.expressions._comparisons import (
+    Comparison,
+    LiteralKind,
+    literal_comparisons,
+    required_comparisons,
+)
 from weir.expressions._document import Document
 from weir.expressions._errors import BudgetExceeded, EvaluationError, ExpressionError
 from weir.expressions._expression import Expression, check_expression, compile_expression
@@ -36,5 +41,6 @@ __all__ = [
     "current_budget",
     "key_hash",
     "literal_comparisons",
+    "required_comparisons",
     "stable_key",
 ]

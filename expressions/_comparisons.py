@@ -48,18 +48,47 @@ def literal_comparisons(source: str) -> list[Comparison]:
     while stack:
         node = stack.pop()
         stack.extend(subtrees(node))
-        if node.data != "relation" or len(node.children) != 2:
-            continue
-        op_node, right = node.children
-        if not isinstance(op_node, Tree) or op_node.data not in _RELATIONS:
-            continue
-        left = subtrees(op_node)[0] if subtrees(op_node) else None
-        if left is None or not isinstance(right, Tree):
-            continue
-        for side, other in ((left, right), (right, left)):
-            path, literal = _path(side), _literal(other)
-            if path is not None and literal is not None:
-                found.append(Comparison(path, _RELATIONS[op_node.data], literal, _kind(literal)))
+        found += _compared(node)
+    return found
+
+
+def required_comparisons(source: str) -> list[Comparison]:
+    """The comparisons every true result needs: those that are the whole expression or one
+    of its top-level `&&` terms (a caller may narrow what it evaluates on by them)."""
+    node = parse(source)
+    while node.data in ("expr", "conditionalor") and len(node.children) == 1:
+        child = node.children[0]
+        if not isinstance(child, Tree):
+            return []
+        node = child
+    found: list[Comparison] = []
+    stack = [node]
+    while stack:
+        term = stack.pop()
+        if term.data == "conditionaland" and len(subtrees(term)) > 1:
+            stack.extend(subtrees(term))
+        elif term.data == "conditionaland" and len(subtrees(term)) == 1:
+            found += _compared(subtrees(term)[0])
+        else:
+            found += _compared(term)
+    return found
+
+
+def _compared(node: Node) -> list[Comparison]:
+    """The `path <op> literal` that `node` is, if it is one."""
+    if node.data != "relation" or len(node.children) != 2:
+        return []
+    op_node, right = node.children
+    if not isinstance(op_node, Tree) or op_node.data not in _RELATIONS:
+        return []
+    left = subtrees(op_node)[0] if subtrees(op_node) else None
+    if left is None or not isinstance(right, Tree):
+        return []
+    found = []
+    for side, other in ((left, right), (right, left)):
+        path, literal = _path(side), _literal(other)
+        if path is not None and literal is not None:
+            found.append(Comparison(path, _RELATIONS[op_node.data], literal, _kind(literal)))
     return found
 
 

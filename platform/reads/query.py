@@ -20,11 +20,12 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection
-from weir.expressions import EvaluationError, Expression
+from weir.expressions import EvaluationError, Expression, required_comparisons
 from weir.platform.foundation.record_type import record
 from weir.platform.reads.query_fields import (
     FunctionNames,
     event_variables,
+    plain_string,
     run_variables,
 )
 from weir.platform.store.records.events import StoredEvent
@@ -76,6 +77,10 @@ def query_runs(
 ) -> QueryPage[Run]:
     """The runs matching `page`'s filters and `expression`, newest first from its cursor.
     Only what the query reads is decoded: the output, the trigger's payload, the attempts."""
+    narrowed = narrowed_page(page, expression, names)
+    if narrowed is None:  # the query asks for a status or function the filters leave out
+        return QueryPage([], 0, 0, None, None)
+    page = narrowed
     read = {path[0] for path in expression.paths}
     wants_output = bool(read & {"output", "error"})
 
@@ -103,6 +108,34 @@ def query_runs(
     )
     full = queries.runs_by_ids(conn, [r.id for r in found.rows])
     return QueryPage(full, found.examined, found.errors, found.cursor, found.back_to)
+
+
+def narrowed_page(
+    page: RunPage, expression: Expression, names: Mapping[str, FunctionNames]
+) -> RunPage | None:
+    """The page narrowed by what every match needs, read through the indexes: a top-level
+    `status == "…"` walks the (status, created_at) index, a `function_slug` or `function_id`
+    the (function_id, created_at) one, so a query for failed runs of one function examines
+    only those. None: no run can match (the query and the list's filters disagree). The
+    query is still evaluated on each row: this only skips rows it would refuse."""
+    by_slug = {n.slug: fn_id for fn_id, n in names.items()}
+    for seen in required_comparisons(expression.source):
+        value = plain_string(seen.literal) if seen.operator == "==" else None
+        if value is None or len(seen.path) != 1:
+            continue
+        field = seen.path[0]
+        if field == "status":
+            if page.statuses and value not in page.statuses:
+                return None
+            page = replace(page, statuses=(value,))
+        elif field in ("function_id", "function_slug"):
+            fn_id = value if field == "function_id" else by_slug.get(value)
+            if fn_id is None:
+                continue  # a function no longer registered: its runs show its id as slug
+            if page.function_id and page.function_id != fn_id:
+                return None
+            page = replace(page, function_id=fn_id)
+    return page
 
 
 def trigger_names(conn: Connection, found: Sequence[Run]) -> dict[str, str]:

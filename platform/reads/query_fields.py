@@ -10,6 +10,7 @@ types: a field of a scalar (`status.name`) or an unknown field of a known record
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -114,6 +115,8 @@ def compile_query(source: str, fields: tuple[Field, ...]) -> Expression:
     problems = [p for path in expression.paths for p in _path_problems(path, fields)]
     if not problems:
         problems = _literal_problems(expression, fields)
+    if not problems and fields is RUN_FIELDS and "status" in {p[0] for p in expression.paths}:
+        problems = _status_problems(expression)
     if problems:
         raise ExpressionError(source, *dict.fromkeys(problems))
     return expression
@@ -166,6 +169,28 @@ def _literal_problems(expression: Expression, fields: tuple[Field, ...]) -> list
             f"`{name}` is {_a(field.kind)}; it cannot be compared with {seen.literal}, "
             f"{_a(seen.kind)}{hint}"
         )
+    return problems
+
+
+_PLAIN_STRING = re.compile(r"""^(?:"([^"\\]*)"|'([^'\\]*)')$""")
+
+
+def plain_string(literal: str) -> str | None:
+    """The value of a quoted CEL string literal without escapes; None for any other."""
+    found = _PLAIN_STRING.match(literal)
+    return None if found is None else (found.group(1) or found.group(2) or "")
+
+
+_STATUSES = ", ".join(RunStatus)
+
+
+def _status_problems(expression: Expression) -> list[str]:
+    """`status == "failed"` would match nothing: the statuses are upper case words."""
+    problems = []
+    for seen in literal_comparisons(expression.source):
+        value = plain_string(seen.literal) if seen.path == ("status",) else None
+        if value is not None and value not in RunStatus.__members__:
+            problems.append(f"`status` is one of {_STATUSES}; got {seen.literal}")
     return problems
 
 

@@ -99,6 +99,7 @@ def test_no_match_is_an_empty_page_with_the_cursor_to_search_older(client: TestC
         ("error.stack == ''", "`error` has no field `stack`; its fields are `name`, `message`"),
         ("event.payload.x == 1", "`event` has no field `payload`"),
         ("function == 'x'", "`function` is reserved in CEL; use `function_slug`"),
+        ("status == 'failed'", "`status` is one of QUEUED, RUNNING, COMPLETED, FAILED"),
         ("status == 1", "`status` is a string; it cannot be compared with 1, an int"),
         ("1 < event.name", "`event.name` is a string; it cannot be compared with 1"),
         ("created_at > '2026-01-01'", "`created_at` is an int; it cannot be compared with"),
@@ -116,6 +117,23 @@ def test_a_bad_query_is_refused_naming_what_is_wrong(
         assert answer.status_code == 400, answer.text
         assert answer.json()["error"].startswith("invalid query: ")
         assert words in answer.json()["error"], answer.json()
+
+
+def test_a_required_status_or_function_is_read_through_its_index(client: TestClient) -> None:
+    ids = _seed(client, _shop())
+    # runs 7 and 3 failed: the (status, created_at) index hands the scan only those two
+    failed = _runs(client, query="status == 'FAILED' && error.message != ''", window=2)
+    assert [r["run_id"] for r in failed["data"]] == [ids[7], ids[3]]
+    assert failed["metadata"]["searched"]["examined"] == 2
+    other = _runs(client, query="output.total > 0 && function_id == 'fn-other'", window=1)
+    assert [r["run_id"] for r in other["data"]] == [ids[6]]
+    # under `||` nothing is required: the scan examines the newest rows, as without it
+    either = _runs(client, query="status == 'FAILED' || output.total == 900", window=2)
+    assert [r["run_id"] for r in either["data"]] == [ids[7], ids[6]]
+    # the query and the list's filter disagree: no run can match, nothing is examined
+    none = _runs(client, query="status == 'FAILED'", status="Completed")
+    assert none["data"] == [] and none["metadata"]["searched"]["examined"] == 0
+    assert none["metadata"]["next"] is None
 
 
 def test_a_bad_cursor_window_or_status_is_refused(client: TestClient) -> None:
