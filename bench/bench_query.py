@@ -8,8 +8,8 @@ straight into the tables in bulk (the write path is not what this measures): one
 Then each query is timed as a REST page runs it (`weir.platform.reads.query`, in process,
 inside one read transaction, without the HTTP around it): the first page (no cursor) and a
 "search older" page (from the cursor the first page answered; when the first page was full or
-examined every run, from the middle of the store), median of `--rounds`. Figures depend on the machine's load: record
-`uptime` beside them.
+examined every run, from the middle of the store), median of `--rounds`. Figures depend on
+the machine's load: record `uptime` beside them.
 
     .venv/bin/python bench/bench_query.py                   # 1,000,000 runs
     .venv/bin/python bench/bench_query.py --runs 20000      # a quick check

@@ -4,7 +4,8 @@ No index can answer an arbitrary CEL condition, so a page walks the (created_at)
 (the (received_at) index of events) newest first from its cursor, narrowed by the list's own
 filters (function, status, time range, event name), and evaluates the query on each row. A
 page stops at `limit` matches, after `window` rows examined, or once `deadline_ms` has passed
-(checked between chunks of `queries.MAX_SCAN` rows), whichever comes first, and says how far
+(checked after each row, so one costly evaluation is the most it overruns by: each runs under
+the CEL budget, 200 ms by default), whichever comes first, and says how far
 back it looked; its cursor continues from the last row examined ("search older"). So no page
 costs more than a bounded scan, however many rows are stored or how few match.
 
@@ -191,19 +192,20 @@ def _scan(
     while True:
         asked = min(queries.MAX_SCAN, window - examined)
         chunk = fetch(cursor, asked)
-        for row, activation in zip(chunk, variables(chunk), strict=True):
+        for n, (row, activation) in enumerate(zip(chunk, variables(chunk), strict=True)):
             examined += 1
             cursor, back_to = key(row), key(row)[0]
             verdict = _verdict(expression, activation)
             errors += verdict is None
             if verdict:
                 matches.append(row)
-                if len(matches) == limit:
-                    # a full page: older rows may remain even when this chunk was the last
-                    return QueryPage(matches, examined, errors, cursor, back_to)
+            last = n == len(chunk) - 1 and len(chunk) < asked  # no older row is left
+            # Checked after every row: one costly evaluation may take its whole budget.
+            if not last and (len(matches) == limit or time.monotonic() >= stop_at):
+                return QueryPage(matches, examined, errors, cursor, back_to)
         if len(chunk) < asked:  # every older row was examined
             return QueryPage(matches, examined, errors, None, back_to)
-        if examined >= window or time.monotonic() >= stop_at:
+        if examined >= window:
             return QueryPage(matches, examined, errors, cursor, back_to)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
+from weir.expressions import Budget, configure_budget
+from weir.platform.reads import query
 
 from tests.support.seeded_runs import Seeded, runs_with_events
 
@@ -134,6 +136,40 @@ def test_a_required_status_or_function_is_read_through_its_index(client: TestCli
     none = _runs(client, query="status == 'FAILED'", status="Completed")
     assert none["data"] == [] and none["metadata"]["searched"]["examined"] == 0
     assert none["metadata"]["next"] is None
+
+
+def test_a_page_stops_at_its_deadline_with_the_cursor_to_go_on(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _seed(client, _shop())
+    monkeypatch.setattr(query, "QUERY_DEADLINE_MS", 0)  # past after the first row
+    seen: list[str] = []
+    cursor, pages = None, 0
+    while pages < 20:
+        params = {
+            "query": "event.data.customer_id == 'c-42'",
+            **({"before": cursor} if cursor else {}),
+        }
+        found = _runs(client, **params)
+        assert found["metadata"]["searched"]["examined"] == 1
+        seen += [r["run_id"] for r in found["data"]]
+        pages, cursor = pages + 1, found["metadata"]["next"]
+        if cursor is None:
+            break
+    assert pages == 8  # one run a page, and the last says nothing older is left
+    assert seen == [ids[i] for i in (6, 5, 4, 3, 1, 0)]
+
+
+def test_a_costly_evaluation_over_its_budget_fails_that_row_only(client: TestClient) -> None:
+    huge = Seeded("COMPLETED", {"total": 1, "items": list(range(30_000))}, {"customer_id": "c-1"})
+    ids = _seed(client, [Seeded("COMPLETED", {"total": 1, "items": [1]}, {}), huge])
+    previous = configure_budget(Budget(time_ms=1))
+    try:
+        found = _runs(client, query="output.items.map(x, x * x).filter(y, y == 1).size() == 1")
+    finally:
+        configure_budget(previous)
+    assert [r["run_id"] for r in found["data"]] == [ids[0]]
+    assert found["metadata"]["searched"]["errors"] == 1  # the run with 30,000 items
 
 
 def test_a_bad_cursor_window_or_status_is_refused(client: TestClient) -> None:
