@@ -93,3 +93,26 @@ def test_a_bad_query_is_refused_on_the_page(page: Page, seeded: tuple[Server, li
     box.fill("customer == 'c-42'")
     submit(page, box, press="Enter")
     expect(page.locator("#query-error")).to_contain_text("unknown identifier `customer`")
+
+
+def test_the_events_page_takes_a_query_too(page: Page, seeded: tuple[Server, list[str]]) -> None:
+    server, _ = seeded
+    page.goto(server.url + "/events")
+    box = page.get_by_label("Query (CEL)")
+    box.fill("event.data.customer_id == 'c-42'")
+    submit(page, box, press="Enter")
+    payloads = page.locator("#events-list li.event pre.json")
+    found = [payloads.nth(i).text_content() or "" for i in range(payloads.count())]
+    for _ in range(RUNS):  # bounded: each page examines at least one event
+        if page.locator("#search-further").count() == 0:
+            break
+        expect(page.locator("#search-window")).to_contain_text("This query looked at")
+        submit(page, page.get_by_role("link", name="Search older events"))
+        found += [payloads.nth(i).text_content() or "" for i in range(payloads.count())]
+    assert len(found) == len(WANTED)
+    for text, i in zip(found, sorted(WANTED, reverse=True), strict=True):
+        assert f'"e-{i}"' in text, (i, text)
+    box = page.get_by_label("Query (CEL)")
+    box.fill("status == 'FAILED'")
+    submit(page, box, press="Enter")
+    expect(page.locator("#ev-query-error")).to_contain_text("unknown identifier `status`")
