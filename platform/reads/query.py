@@ -157,7 +157,15 @@ def _decoded(text: str | None) -> Any:
 def query_events(
     conn: Connection, page: EventPage, expression: Expression, scan: QueryScan | None = None
 ) -> QueryPage[StoredEvent]:
-    """The events matching `page`'s filters and `expression`, newest first from its cursor."""
+    """The events matching `page`'s filters and `expression`, newest first from its cursor.
+    A top-level `event.name == "…"` walks the (name, received_at) index."""
+    for seen in required_comparisons(expression.source):
+        value = plain_string(seen.literal) if seen.operator == "==" else None
+        if value is None or seen.path != ("event", "name"):
+            continue
+        if (page.name and page.name != value) or not value.startswith(page.name_prefix or ""):
+            return QueryPage([], 0, 0, None, None)  # the list's filters leave it out
+        page = replace(page, name=value)
     return _scan(
         lambda cursor, count: queries.scan_events(conn, replace(page, before=cursor), count),
         lambda e: (e.received_at, e.id),

@@ -230,6 +230,18 @@ def test_an_event_query_pages_events_newest_first(client: TestClient) -> None:
     assert [e["id"] for e in first["data"]] == ["e-7"]
 
 
+def test_a_required_event_name_is_read_through_its_index(client: TestClient) -> None:
+    seeded = _shop()
+    seeded[2] = Seeded("COMPLETED", {"total": 500}, {"customer_id": "c-7"}, event_name="shop/x")
+    _seed(client, seeded)
+    query = "event.name == 'shop/x' && event.data.customer_id == 'c-7'"
+    found = client.get("/v1/events", params={"query": query, "window": 1}).json()
+    assert [e["id"] for e in found["data"]] == ["e-2"]  # the only shop/x event: 1 examined
+    assert found["metadata"]["searched"]["examined"] == 1
+    other = client.get("/v1/events", params={"query": query, "name": "billing/"}).json()
+    assert other["data"] == [] and other["metadata"]["searched"]["examined"] == 0
+
+
 def test_the_lists_without_a_query_page_by_cursor(client: TestClient) -> None:
     ids = _seed(client, _shop())
     first = _runs(client, limit=5)
