@@ -11,6 +11,12 @@ This package knows nothing of the platform.
 """
 
 from weir.expressions._budget import Budget, configure_budget, current_budget
+from weir.expressions._comparisons import (
+    Comparison,
+    LiteralKind,
+    literal_comparisons,
+    required_comparisons,
+)
 from weir.expressions._document import Document
 from weir.expressions._errors import BudgetExceeded, EvaluationError, ExpressionError
 from weir.expressions._expression import Expression, check_expression, compile_expression
@@ -22,15 +28,19 @@ __all__ = [
     "MAX_EXPRESSION_BYTES",
     "Budget",
     "BudgetExceeded",
+    "Comparison",
     "Document",
     "EvaluationError",
     "Expression",
     "ExpressionError",
+    "LiteralKind",
     "NotHeld",
     "check_expression",
     "compile_expression",
     "configure_budget",
     "current_budget",
     "key_hash",
+    "literal_comparisons",
+    "required_comparisons",
     "stable_key",
 ]

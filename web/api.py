@@ -20,11 +20,15 @@ async def runs(
     range: str = "",
     before: str = "",
     search: str = "",
+    query: str = "",
     limit: int = 50,
     weir: Platform = Depends(platform),
-) -> dict[str, Any]:
-    wanted = data.RunFilter(function, tuple(status), range, before, search)
-    return await data.run_list(weir, wanted, limit)
+) -> Any:
+    wanted = data.RunFilter(function, tuple(status), range, before, search, query)
+    try:
+        return await data.run_list(weir, wanted, limit)
+    except data.BadQuery as error:
+        return JSONResponse({"error": str(error)}, 400)
 
 
 @router.get("/runs/{run_id}")
@@ -49,7 +53,11 @@ async def events(
     name: str = "",
     before: str = "",
     system: bool = False,
+    query: str = "",
     limit: int = 30,
     weir: Platform = Depends(platform),
-) -> dict[str, Any]:
-    return await data.event_list(weir, name, before, limit, system=system)
+) -> Any:
+    try:
+        return await data.event_list(weir, name, before, limit, system=system, cel=query)
+    except data.BadQuery as error:
+        return JSONResponse({"error": str(error)}, 400)

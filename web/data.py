@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from weir.platform.api import run_reads
+from weir.expressions import ExpressionError
+from weir.platform.api import run_queries, run_reads
 from weir.platform.connect import binding
 from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, CapacityKind
 from weir.platform.functions import CronTrigger, is_connect_url
@@ -27,19 +28,51 @@ class RunFilter:
     range: str = ""
     before: str = ""
     search: str = ""  # a run id, an event id, or text in the output
+    cel: str = ""  # a CEL query over each run (`weir.platform.reads.query_fields`)
 
     @property
     def narrowed(self) -> bool:
+        """Narrowed by the filters a bulk cancel applies (never by a CEL query)."""
         return bool(self.function or self.statuses or self.range or self.search.strip())
 
     def query(self, before: str = "") -> str:
         """The filter as a query string (the cursor only if given)."""
         pairs = [("function", self.function), *(("status", s) for s in self.statuses)]
-        pairs += [("range", self.range), ("search", self.search), ("before", before)]
+        pairs += [("range", self.range), ("search", self.search), ("query", self.cel)]
+        pairs += [("before", before)]
         return urlencode([(k, v) for k, v in pairs if v])
 
 
+class BadQuery(ValueError):
+    """A CEL query the checker refused; the message says what is wrong."""
+
+
 async def run_list(weir: Platform, wanted: RunFilter, limit: int = 50) -> dict[str, Any]:
+    """The runs list; with a CEL query, a bounded scan (raises BadQuery for a bad one)."""
+    if not wanted.cel.strip():
+        return await _plain_run_list(weir, wanted, limit)
+    try:
+        expression = run_queries.run_query(wanted.cel)
+    except ExpressionError as error:
+        raise BadQuery(f"This query is not valid: {error.problem}") from None
+    now = weir.clock.now_ms()
+    answer = await run_queries.query_runs(weir, _run_page(weir, wanted, now, limit), expression)
+    found, states, names = answer.page, answer.states, answer.event_names
+    app_names = {a.id: a.name for a in await weir.read(load.apps)}
+    rows = [
+        display.list_row(weir, r, display.trigger_of(r, names), now, app_names, states.get(r.id))
+        for r in found.rows
+    ]
+    return {
+        "runs": rows,
+        "next": None,  # a query goes on by `searched.further`, from the last run it examined
+        "now": now,
+        "searched": _searched(found.cursor, found.examined),
+        "errors": found.errors,
+    }
+
+
+async def _plain_run_list(weir: Platform, wanted: RunFilter, limit: int) -> dict[str, Any]:
     now = weir.clock.now_ms()
     page = _run_page(weir, wanted, now, limit)
     listing = await run_reads.run_listing(weir, page)
@@ -101,10 +134,16 @@ async def cancel_matching(weir: Platform, wanted: RunFilter) -> list[str]:
 
 
 async def event_list(
-    weir: Platform, name: str, before: str, limit: int = 30, *, system: bool = False
+    weir: Platform,
+    name: str,
+    before: str,
+    limit: int = 30,
+    *,
+    system: bool = False,
+    cel: str = "",
 ) -> dict[str, Any]:
     """Events newest first; `name` is a prefix; Weir's own inngest/... events only if
-    `system` (or if the prefix asks for them)."""
+    `system` (or if the prefix asks for them); `cel` a CEL query (raises BadQuery)."""
     prefix = name.strip()
     page = EventPage(
         limit=limit,
@@ -112,11 +151,28 @@ async def event_list(
         hide_system=not system and not prefix.startswith(SYSTEM_EVENT_PREFIX),
         before=display.parse_cursor(before),
     )
+    if cel.strip():
+        return await _queried_events(weir, page, cel)
     listing = await weir.read(lambda c: events.event_listing(c, page))
     last = listing.events[-1].event if listing.full else None
     return {
         "events": [display.event_row(weir, e) for e in listing.events],
         "next": display.cursor(last.received_at, last.id) if last is not None else None,
+    }
+
+
+async def _queried_events(weir: Platform, page: EventPage, cel: str) -> dict[str, Any]:
+    try:
+        expression = run_queries.event_query(cel)
+    except ExpressionError as error:
+        raise BadQuery(f"This query is not valid: {error.problem}") from None
+    found = await run_queries.query_events(weir, page, expression)
+    summaries = await weir.read(lambda c: events.event_summaries(c, found.rows))
+    return {
+        "events": [display.event_row(weir, e) for e in summaries],
+        "next": None,  # a query goes on by `searched.further`
+        "searched": _searched(found.cursor, found.examined),
+        "errors": found.errors,
     }
 
 

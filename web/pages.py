@@ -38,22 +38,30 @@ async def runs_page(
     range: str = "",
     before: str = "",
     search: str = "",
+    query: str = "",
     weir: Platform = Depends(platform),
 ) -> HTMLResponse:
-    wanted = data.RunFilter(function, tuple(status), range, before, search)
-    listing = await data.run_list(weir, wanted)
+    wanted = data.RunFilter(function, tuple(status), range, before, search, query)
+    try:
+        listing, query_error = await data.run_list(weir, wanted), ""
+    except data.BadQuery as error:
+        listing, query_error = {"runs": [], "next": None, "searched": None}, str(error)
     fns = sorted((fn.slug, fn.config.name or fn.slug) for fn in weir.registry.by_slug.values())
+    queried = bool(query.strip())
     return page(
         request,
         "runs.html",
+        400 if query_error else 200,
         listing=listing,
         wanted=wanted,
         functions=fns,
         statuses=display.STATUSES,
         ranges=display.RANGE_LABELS,
-        live=not before,
-        # the bulk cancel's preview: only for a narrowed list, never "every run"
-        cancellable=await data.cancellable(weir, wanted) if wanted.narrowed else 0,
+        live=not before and not queried,  # a query's page is a bounded scan, not a live feed
+        query_error=query_error,
+        # the bulk cancel's preview: only for a narrowed list, never "every run", and never
+        # beside a query, whose matches it would not be limited to
+        cancellable=await data.cancellable(weir, wanted) if wanted.narrowed and not queried else 0,
     )
 
 
@@ -75,17 +83,27 @@ async def events_page(
     before: str = "",
     system: bool = False,
     replay: str = "",
+    query: str = "",
     weir: Platform = Depends(platform),
 ) -> HTMLResponse:
-    listing = await data.event_list(weir, name, before, system=system)
+    try:
+        listing, query_error = (
+            await data.event_list(weir, name, before, system=system, cel=query),
+            "",
+        )
+    except data.BadQuery as error:
+        listing, query_error = {"events": [], "next": None, "searched": None}, str(error)
     form = await _replay_form(weir, replay) if replay else None
     return page(
         request,
         "events.html",
+        400 if query_error else 200,
         listing=listing,
         name=name,
         system=system,
-        live=not before,
+        query=query,
+        query_error=query_error,
+        live=not before and not query.strip(),
         form=form,
         replaying=replay if form else "",
     )

@@ -78,6 +78,11 @@ def event_summary(conn: Connection, event_id: str) -> EventSummary | None:
     return _summaries(conn, found)[0] if found else None
 
 
+def event_summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
+    """The events as the list shows them (a query's matches)."""
+    return _summaries(conn, rows)
+
+
 def _summaries(conn: Connection, rows: list[StoredEvent]) -> list[EventSummary]:
     ids = [r.id for r in rows]
     runs, outcomes = queries.runs_of_events(conn, ids), queries.outcomes_of_events(conn, ids)

@@ -9,14 +9,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, and_, func, null, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from weir.platform.foundation.record_type import record
-from weir.platform.foundation.vocabulary import SYSTEM_EVENT_PREFIX, QueueKind
+from weir.platform.foundation.vocabulary import (
+    SYSTEM_EVENT_PREFIX,
+    HistoryKind,
+    QueueKind,
+    RunStatus,
+)
+from weir.platform.store.engine import json_text
 from weir.platform.store.engine.schema import (
     event_outcomes,
     event_runs,
     events,
+    history,
     queue,
     runs,
     slots,
@@ -227,6 +234,17 @@ def events_by_ids(conn: Connection, event_ids: Sequence[str]) -> list[StoredEven
 
 
 def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
+    conds = _event_filters(page)
+    query = select(events).where(*conds)
+    if page.after is not None:
+        query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
+    else:
+        query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
+    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
+    return rows[::-1] if page.after is not None else rows
+
+
+def _event_filters(page: EventPage) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
     if page.name:
         conds.append(events.c.name == page.name)
@@ -238,13 +256,7 @@ def list_events(conn: Connection, page: EventPage) -> list[StoredEvent]:
         conds.append(_older(events.c.received_at, events.c.id, page.before))
     if page.after is not None:
         conds.append(_newer(events.c.received_at, events.c.id, page.after))
-    query = select(events).where(*conds)
-    if page.after is not None:
-        query = query.order_by(events.c.received_at.asc(), events.c.id.asc())
-    else:
-        query = query.order_by(events.c.received_at.desc(), events.c.id.desc())
-    rows = [event_from_row(r) for r in conn.execute(query.limit(_limit(page.limit)))]
-    return rows[::-1] if page.after is not None else rows
+    return conds
 
 
 EventRun = RunLink  # a run an event is part of: the same brief record as a linked run
@@ -329,3 +341,103 @@ def _key_of(keys: dict[str, Any], key_hash: str) -> tuple[str, int, str]:
             key, limit = str(value.get("key", "")), int(value.get("limit", 0))
             return key, limit, str(value.get("capacity") or "")
     return "", 0, ""
+
+
+# -- query scans -------------------------------------------------------------------------------
+# A CEL query reads each row it examines, so it walks the (created_at) / (received_at) index
+# newest first from its cursor in chunks of at most MAX_SCAN rows (`weir.platform.reads.query`).
+MAX_SCAN = 1_000
+
+
+@record(slots=True)
+class ScannedRun:
+    """The columns of a run a query sees, its JSON left as text (decoded only if read)."""
+
+    id: str
+    function_id: str
+    status: str  # as readers see it: a QUEUED run whose call is in the app is RUNNING
+    event_ids: str  # JSON list, the first the trigger
+    created_at: int
+    started_at: int | None
+    ended_at: int | None
+    output: str | None
+
+
+_SCANNED = (
+    runs.c.id,
+    runs.c.function_id,
+    runs.c.status,
+    runs.c.event_ids,
+    runs.c.created_at,
+    runs.c.started_at,
+    runs.c.ended_at,
+)
+
+
+def scan_runs(conn: Connection, page: RunPage, count: int, *, output: bool) -> list[ScannedRun]:
+    """Up to `count` runs matching `page`'s filters, strictly older than its cursor, newest
+    first (a text search is not applied here); their outputs only if `output`."""
+    filters = _run_filters(replace(page, search=None, output_text=None, after=None))
+    columns = (*_SCANNED, runs.c.output if output else null().label("output"))
+    order = (runs.c.created_at.desc(), runs.c.id.desc())
+    query = select(*columns).where(*filters).order_by(*order).limit(max(1, min(count, MAX_SCAN)))
+    rows = list(conn.execute(query))
+    queued = [r.id for r in rows if r.status == RunStatus.QUEUED]
+    since = handed.handed_since(conn, queued) if queued else {}
+    return [
+        ScannedRun(
+            r.id,
+            r.function_id,
+            RunStatus.RUNNING if r.id in since else r.status,
+            r.event_ids,
+            int(r.created_at),
+            since.get(r.id, r.started_at),
+            r.ended_at,
+            r.output,
+        )
+        for r in rows
+    ]
+
+
+def runs_by_ids(conn: Connection, run_ids: Sequence[str]) -> list[Run]:
+    """The runs, as readers see them, in the order of `run_ids`."""
+    if not run_ids:
+        return []
+    found = {
+        r.id: run_from_row(r) for r in conn.execute(select(runs).where(runs.c.id.in_(run_ids)))
+    }
+    return handed.current(conn, [found[i] for i in run_ids if i in found])
+
+
+def event_payload_texts(conn: Connection, event_ids: Sequence[str]) -> dict[str, str]:
+    """Event id -> its stored payload, JSON text."""
+    if not event_ids:
+        return {}
+    query = select(events.c.id, events.c.payload).where(events.c.id.in_(list(event_ids)))
+    return {str(r.id): str(r.payload) for r in conn.execute(query)}
+
+
+def scan_events(conn: Connection, page: EventPage, count: int) -> list[StoredEvent]:
+    """Up to `count` events matching `page`'s filters, older than its cursor, newest first."""
+    wider = replace(page, limit=max(1, min(count, MAX_SCAN)), after=None)
+    conds = _event_filters(wider)
+    order = (events.c.received_at.desc(), events.c.id.desc())
+    query = select(events).where(*conds).order_by(*order).limit(wider.limit)
+    return [event_from_row(r) for r in conn.execute(query)]
+
+
+def run_attempts(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
+    """Run id -> the highest attempt (0 = the first) any of its calls to the app reached."""
+    if not run_ids:
+        return {}
+    query = (
+        select(history.c.run_id, func.max(history.c.attempt))
+        .where(history.c.run_id.in_(list(run_ids)), history.c.kind == HistoryKind.CALL)
+        .group_by(history.c.run_id)
+    )
+    return {str(run_id): int(most or 0) for run_id, most in conn.execute(query)}
+
+
+def json_value(text: str) -> Any:
+    """A stored JSON column's value (outputs, payloads), read as the records read them."""
+    return json_text.loads(text)
