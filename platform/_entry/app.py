@@ -16,6 +16,7 @@ from weir.platform.api import (
     memo_api,
     pauses,
     register,
+    signals,
     simulate,
     v1,
 )
@@ -56,6 +57,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         actions.router,
         capacity.router,
         pauses.router,
+        signals.router,
         lanes.router,
         memo_api.router,
         gql.router,

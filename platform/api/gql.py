@@ -60,6 +60,7 @@ STEP_OPS: dict[str, str] = {
     Opcode.STEP_FAILED: "RUN",
     Opcode.SLEEP: "SLEEP",
     Opcode.WAIT_FOR_EVENT: "WAIT_FOR_EVENT",
+    Opcode.WAIT_FOR_SIGNAL: "WAIT_FOR_SIGNAL",
     Opcode.INVOKE_FUNCTION: "INVOKE",
 }
 # RunTraceSpanStatus has no TIMED_OUT: a wait that timed out completed (with null).

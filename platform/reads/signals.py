@@ -1,0 +1,11 @@
+"""Signal deliveries as the API shows them: which run received a signal, and its reply."""
+
+from sqlalchemy import Connection
+from weir.platform.store.records import signals as signal_records
+from weir.platform.store.records.signals import Delivery
+
+__all__ = ["Delivery", "delivery"]
+
+
+def delivery(conn: Connection, delivery_id: str) -> Delivery | None:
+    return signal_records.get_delivery(conn, delivery_id)
