@@ -246,3 +246,40 @@ def test_bad_json_oversized_data_and_a_long_wait_get_a_clear_4xx(
     assert long.status_code == 400 and "longer than 60s" in long.json()["error"]
     bad = post(weir, {"signal": "a"}, wait="soon")
     assert bad.status_code == 400 and bad.json()["error"].startswith("wait:")
+
+
+def test_replace_takes_the_signal_over_and_the_first_waiter_resumes_with_none(
+    servers: tuple[WeirServer, AppServer],
+) -> None:
+    weir, _ = servers
+    signal = fresh()
+    first = waiting_run(weir, signal)
+    second = waiting_run(weir, signal, conflict="replace")
+    assert ended(weir, first)["output"] == {"timed_out": True}
+    resp = post(weir, {"signal": signal, "data": "late"})
+    assert resp.status_code == 200 and resp.json()["run_id"] == second
+    assert ended(weir, second)["output"]["data"] == "late"
+
+
+def test_cancelling_a_waiting_run_frees_its_signal(servers: tuple[WeirServer, AppServer]) -> None:
+    weir, _ = servers
+    signal = fresh()
+    run_id = waiting_run(weir, signal)
+    assert httpx.delete(f"{weir.url}/v1/runs/{run_id}").status_code == 200
+    assert ended(weir, run_id)["status"] == "Cancelled"
+    assert post(weir, {"signal": signal}).status_code == 404
+    again = waiting_run(weir, signal)  # no conflict: the cancelled run's wait is gone
+    assert post(weir, {"signal": signal, "data": 7}).json()["run_id"] == again
+
+
+def test_the_run_page_says_what_signal_the_run_waits_for(
+    servers: tuple[WeirServer, AppServer],
+) -> None:
+    weir, _ = servers
+    signal = fresh()
+    run_id = waiting_run(weir, signal)
+    page = httpx.get(f"{weir.url}/runs/{run_id}")
+    assert page.status_code == 200, page.text[:300]
+    assert f"waiting for signal `{signal}` since" in page.text
+    assert f"Wait for signal {signal}" in page.text  # the timeline's bar
+    post(weir, {"signal": signal})

@@ -23,6 +23,7 @@ async def approve(ctx: Context) -> dict[str, Any]:
             signal=asked["signal"],
             timeout=asked.get("timeout", "1h"),
             if_exp=asked.get("if"),
+            on_conflict=asked.get("conflict", "fail"),
         )
     except StepError as err:
         return {"conflict": err.name, "message": str(err)}
