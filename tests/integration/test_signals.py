@@ -115,6 +115,13 @@ def test_a_second_waiter_on_a_held_signal_fails_its_step_with_a_named_error(
     assert resp.status_code == 200 and resp.json()["run_id"] == first
 
 
+def send_at_once(
+    weir: WeirServer, signal: str, n: int, start: threading.Barrier, out: list[httpx.Response]
+) -> None:
+    start.wait()
+    out.append(post(weir, {"signal": signal, "data": n}))
+
+
 def test_two_concurrent_deliveries_for_one_waiter_deliver_exactly_one(
     servers: tuple[WeirServer, AppServer],
 ) -> None:
@@ -125,11 +132,10 @@ def test_two_concurrent_deliveries_for_one_waiter_deliver_exactly_one(
         start = threading.Barrier(2)
         answers: list[httpx.Response] = []
 
-        def send(n: int, signal: str = signal, start: threading.Barrier = start) -> None:
-            start.wait()
-            answers.append(post(weir, {"signal": signal, "data": n}))
-
-        threads = [threading.Thread(target=send, args=(n,)) for n in (1, 2)]
+        threads = [
+            threading.Thread(target=send_at_once, args=(weir, signal, n, start, answers))
+            for n in (1, 2)
+        ]
         for t in threads:
             t.start()
         for t in threads:
