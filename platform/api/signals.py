@@ -1,9 +1,10 @@
 """Signals over REST (docs/protocol.md, Signals), as Inngest's `POST /v1/signals`:
 
-    POST /v1/signals[?wait=30s]   {"signal": "order/123", "data": {...}}
+    POST /v1/signals[?wait=30s][&wait_for_run=10s]   {"signal": "order/123", "data": {...}}
     GET  /v1/signals/deliveries/{delivery_id}[?wait=30s]
 
-The signal goes to the one run waiting on it (step.wait_for_signal), or nowhere (404). With
+The signal goes to the one run waiting on it (step.wait_for_signal), or nowhere (404; with
+`wait_for_run`, after waiting that long for a run to start waiting on it). With
 `wait`, the answer also waits, a bounded time, for the run's reply (weir.sdk `step.reply`);
 the delivery, kept with its reply, can be read again later (after a restart too).
 """
@@ -38,17 +39,19 @@ SIGNAL_BODY = docs.json_body(
         },
     }
 )
-WAIT_QUERY = {
-    "parameters": [
-        {
-            "name": "wait",
-            "in": "query",
-            "required": False,
-            "schema": {"type": "string"},
-            "description": "how long to wait for the run's reply (e.g. 30s; at most 60s)",
-        }
-    ]
+_WAIT = {
+    "name": "wait",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "how long to wait for the run's reply (e.g. 30s; at most 60s)",
 }
+_FOR_RUN = _WAIT | {
+    "name": "wait_for_run",
+    "description": "how long to wait for a run to start waiting on the signal (at most 60s)",
+}
+WAIT_QUERY = {"parameters": [_WAIT]}
+SEND_QUERY = {"parameters": [_WAIT, _FOR_RUN]}
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -73,34 +76,37 @@ def _ok(weir: Platform, d: Delivery) -> JSONResponse:
     return JSONResponse(body | {"metadata": {"fetched_at": weir.clock.now_ms()}})
 
 
-def _wait_ms(request: Request) -> int | JSONResponse:
-    asked = request.query_params.get("wait")
+def _wait_ms(request: Request, param: str = "wait") -> int | JSONResponse:
+    asked = request.query_params.get(param)
     if asked is None:
         return 0
     try:
         ms = parse_duration_ms(asked)
     except ValueError as exc:
-        return _error(f"wait: {exc}", 400)
+        return _error(f"{param}: {exc}", 400)
     if ms > MAX_ANSWER_WAIT_MS:
-        return _error(f"wait: {asked!r} is longer than 60s, the longest a sender may wait", 400)
+        return _error(f"{param}: {asked!r} is longer than 60s, the longest a sender may wait", 400)
     return ms
 
 
 @router.post(
     "",
     responses=docs.errors(400, 401, 404, 413, 422),
-    openapi_extra=SIGNAL_BODY | WAIT_QUERY,
+    openapi_extra=SIGNAL_BODY | SEND_QUERY,
 )
 async def send_signal(request: Request, weir: Platform = Depends(platform)) -> JSONResponse:
     """Deliver `data` to the run waiting on `signal`; answers which run received it (404 when
     none waits, 422 when the waiting step's `if` rejects the data: the wait stays open)."""
-    wait_ms = _wait_ms(request)
+    wait_ms, for_run_ms = _wait_ms(request), _wait_ms(request, "wait_for_run")
     if isinstance(wait_ms, JSONResponse):
         return wait_ms
+    if isinstance(for_run_ms, JSONResponse):
+        return for_run_ms
     body = await _body(request)
     if isinstance(body, JSONResponse):
         return body
     signal, data = body
+    await _waiter(weir, signal, for_run_ms)
     outcome = await weir.write(lambda tx: signals.deliver(tx, signal, data))
     if outcome is None:
         return _error(
@@ -134,6 +140,17 @@ async def get_delivery(
     if found is None:
         return _error(f"no signal delivery {delivery_id!r}", 404)
     return _ok(weir, found)
+
+
+async def _waiter(weir: Platform, signal: str, wait_ms: int) -> None:
+    """Return once a run waits on `signal`, or `wait_ms` has passed (reads only: the delivery
+    that follows is the one write)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_ms / 1000
+    while loop.time() < deadline:
+        if await weir.read(lambda c: signal_reads.waiting(c, signal)):
+            return
+        await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
 
 
 async def _answer(weir: Platform, delivery_id: str, wait_ms: int) -> Delivery | None:

@@ -4,7 +4,12 @@ from sqlalchemy import Connection
 from weir.platform.store.records import signals as signal_records
 from weir.platform.store.records.signals import Delivery
 
-__all__ = ["Delivery", "delivery"]
+__all__ = ["Delivery", "delivery", "waiting"]
+
+
+def waiting(conn: Connection, signal: str) -> bool:
+    """Whether a run waits on `signal` now."""
+    return signal_records.signal_wait(conn, signal) is not None
 
 
 def delivery(conn: Connection, delivery_id: str) -> Delivery | None:

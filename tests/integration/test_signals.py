@@ -55,9 +55,9 @@ def waiting_run(weir: WeirServer, signal: str, **data: Any) -> str:
     return run_id
 
 
-def post(weir: WeirServer, body: Any, wait: str | None = None, **kw: Any) -> httpx.Response:
-    params = {"wait": wait} if wait else None
-    return httpx.post(f"{weir.url}/v1/signals", params=params, timeout=90, **kw, json=body)
+def post(weir: WeirServer, body: Any, wait: str | None = None, **params: str) -> httpx.Response:
+    query = params | ({"wait": wait} if wait else {})
+    return httpx.post(f"{weir.url}/v1/signals", params=query, timeout=90, json=body)
 
 
 def ended(weir: WeirServer, run_id: str, timeout: float = 20) -> dict[str, Any]:
@@ -289,3 +289,28 @@ def test_the_run_page_says_what_signal_the_run_waits_for(
     assert f"waiting for signal `{signal}` since" in page.text
     assert f"Wait for signal {signal}" in page.text  # the timeline's bar
     post(weir, {"signal": signal})
+
+
+def test_a_sender_may_wait_a_bounded_time_for_a_run_to_start_waiting(
+    servers: tuple[WeirServer, AppServer],
+) -> None:
+    weir, _ = servers
+    signal = fresh()
+    early: list[httpx.Response] = []
+    sender = threading.Thread(
+        target=lambda: early.append(post(weir, {"signal": signal, "data": 9}, wait_for_run="20s"))
+    )
+    sender.start()
+    time.sleep(0.3)  # the signal is posted before any run waits on it
+    event_id = weir.send("t/approve", {"signal": signal})
+    sender.join(30)
+    [resp] = early
+    assert resp.status_code == 200, resp.text
+    run = weir.finished_run(event_id)
+    assert resp.json()["run_id"] == run["run_id"] and run["output"]["data"] == 9
+    # bounded: with no run to come, the answer is the 404 once the time has passed
+    started = time.monotonic()
+    late = post(weir, {"signal": fresh()}, wait_for_run="300ms")
+    assert late.status_code == 404 and time.monotonic() - started >= 0.3
+    too_long = post(weir, {"signal": "a"}, wait_for_run="2m")
+    assert too_long.status_code == 400 and too_long.json()["error"].startswith("wait_for_run:")
