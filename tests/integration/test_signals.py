@@ -314,3 +314,27 @@ def test_a_sender_may_wait_a_bounded_time_for_a_run_to_start_waiting(
     assert late.status_code == 404 and time.monotonic() - started >= 0.3
     too_long = post(weir, {"signal": "a"}, wait_for_run="2m")
     assert too_long.status_code == 400 and too_long.json()["error"].startswith("wait_for_run:")
+
+
+GQL_RUN = """query Q($id: String!) {
+  run(runID: $id) { trace { childrenSpans { name status stepOp } } }
+}"""
+
+
+def test_graphql_shows_the_open_wait_as_a_wait_for_signal_span(
+    servers: tuple[WeirServer, AppServer],
+) -> None:
+    weir, _ = servers
+    signal = fresh()
+    run_id = waiting_run(weir, signal)
+    query = {"query": GQL_RUN, "variables": {"id": run_id}}
+    answer = httpx.post(f"{weir.url}/v0/gql", json=query).json()
+    spans = answer["data"]["run"]["trace"]["childrenSpans"]
+    assert ("approval", "WAITING", "WAIT_FOR_SIGNAL") in [
+        (s["name"], s["status"], s["stepOp"]) for s in spans
+    ], spans
+    post(weir, {"signal": signal})
+    done = ended(weir, run_id)
+    answer = httpx.post(f"{weir.url}/v0/gql", json=query).json()
+    ops = [s["stepOp"] for s in answer["data"]["run"]["trace"]["childrenSpans"]]
+    assert "WAIT_FOR_SIGNAL" in ops, (ops, done)
