@@ -28,7 +28,8 @@ from weir.platform.service import Platform
 router = APIRouter(prefix="/v1/signals")
 MAX_BODY = 512 * 1024  # a signal's data, with its name: as much as an event's data may hold
 MAX_ANSWER_WAIT_MS = 60_000  # `?wait=`: the longest a sender may hold its request open
-POLL_S = 0.02  # how often a waiting sender looks for the reply (it may come from any process)
+# A waiting sender looks for the reply (it may come from any process) soon, then less often.
+POLL_FIRST_S, POLL_MOST_S = 0.005, 0.05
 SIGNAL_BODY = docs.json_body(
     {
         "type": "object",
@@ -147,21 +148,25 @@ async def _waiter(weir: Platform, signal: str, wait_ms: int) -> None:
     that follows is the one write)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_ms / 1000
+    pause = POLL_FIRST_S
     while loop.time() < deadline:
         if await weir.read(lambda c: signal_reads.waiting(c, signal)):
             return
-        await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
+        await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
+        pause = min(pause * 2, POLL_MOST_S)
 
 
 async def _answer(weir: Platform, delivery_id: str, wait_ms: int) -> Delivery | None:
     """The delivery, once answered or when `wait_ms` has passed."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_ms / 1000
+    pause = POLL_FIRST_S
     while True:
         found = await weir.read(lambda c: signal_reads.delivery(c, delivery_id))
         if found is None or found.answered or loop.time() >= deadline:
             return found
-        await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
+        await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
+        pause = min(pause * 2, POLL_MOST_S)
 
 
 async def _body(request: Request) -> tuple[str, Any] | JSONResponse:
