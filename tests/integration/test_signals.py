@@ -228,6 +228,7 @@ def test_a_restart_between_delivery_and_reply_loses_neither(
         ({"signal": "x" * 600}, "at most 512 printable characters"),
         ({"signal": "a", "extra": 1}, "unknown field(s) ['extra']"),
         ([1, 2], "the body must be a JSON object"),
+        ({"signal": "a", "data": {"n": 10**30}}, "data.n is 1000000000000000000000000000000"),
     ],
 )
 def test_bad_signals_get_a_clear_400(
