@@ -42,6 +42,7 @@ from weir.sdk._errors import (
 )
 from weir.sdk._event import Event
 from weir.sdk._serve import asgi_app, serve
+from weir.sdk._steps.signal import Signal
 from weir.sdk._steps.steps import Step, StepSync
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "RollingWindow",
     "Scope",
     "SendEventsError",
+    "Signal",
     "Singleton",
     "Step",
     "StepError",

@@ -127,6 +127,8 @@ def _describe(
         return _call_label(row, names, attempt, retried)
     if row.kind == HistoryKind.SLEEP:
         return f"Sleep · {name}", f"until {clock(detail.until)}"
+    if row.kind == HistoryKind.WAIT and detail.signal:
+        return f"Wait for signal {detail.signal} · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.WAIT:
         return f"Wait for event {detail.event} · {name}", f"until {clock(detail.until)}"
     if row.kind == HistoryKind.INVOKE:

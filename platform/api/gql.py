@@ -60,6 +60,7 @@ STEP_OPS: dict[str, str] = {
     Opcode.STEP_FAILED: "RUN",
     Opcode.SLEEP: "SLEEP",
     Opcode.WAIT_FOR_EVENT: "WAIT_FOR_EVENT",
+    Opcode.WAIT_FOR_SIGNAL: "WAIT_FOR_SIGNAL",
     Opcode.INVOKE_FUNCTION: "INVOKE",
 }
 # RunTraceSpanStatus has no TIMED_OUT: a wait that timed out completed (with null).
@@ -377,7 +378,11 @@ def _open_span(run_id: str, row: HistoryEntry) -> dict[str, Any]:
         output=None,
         children=[],
         parent=run_id,
-    ) | {"stepID": row.step_id, "stepOp": OPEN_KINDS[row.kind], "attempts": 1}
+    ) | {"stepID": row.step_id, "stepOp": _open_op(row), "attempts": 1}
+
+
+def _open_op(row: HistoryEntry) -> str:
+    return "WAIT_FOR_SIGNAL" if row.detail.signal else OPEN_KINDS[row.kind]
 
 
 def _span(

@@ -14,6 +14,7 @@ WHY = {
     409: "the request cannot be carried out in the current state; `error` says why",
     413: "the request body is over the route's cap",
     415: "the body is not sent as JSON (`Content-Type: application/json`)",
+    422: "the input is well-formed but refused (a signal the waiting run's `if` rejects)",
     429: "start mode: too many wrong keys from this address; retry after `Retry-After` seconds",
     503: "as many such requests as Weir takes at once are under way; try again shortly",
 }

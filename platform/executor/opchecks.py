@@ -81,6 +81,35 @@ def _wait(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
         raise OpError(f"{where}: 'opts.if' is not a valid expression: {'; '.join(problems)}")
 
 
+SIGNAL_CONFLICTS = ("fail", "replace")  # Inngest's opts.conflict (fail when absent)
+
+
+def _signal(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
+    signal = opts.get("signal")
+    if not isinstance(signal, str) or not signal.strip():
+        raise OpError(f"{where}: 'opts.signal' must be the name of the signal to wait for")
+    if len(signal) > MAX_EVENT_NAME or jsonvalues.control_char(signal):
+        raise OpError(
+            f"{where}: the signal name {signal!r:.80} must be at most {MAX_EVENT_NAME} "
+            "printable characters"
+        )
+    _optional_duration(opts.get("timeout"), f"{where}: 'opts.timeout'")
+    conflict = opts.get("conflict")
+    if conflict is not None and conflict not in SIGNAL_CONFLICTS:
+        raise OpError(f"{where}: 'opts.conflict' must be 'fail' or 'replace', got {conflict!r:.80}")
+    _condition(opts.get("if"), where)
+
+
+def _condition(condition: Any, where: str) -> None:
+    if condition is None:
+        return
+    if not isinstance(condition, str) or "\x00" in condition:  # NUL: not storable text
+        raise OpError(f"{where}: 'opts.if' must be a CEL expression string (no NUL) or null")
+    problems = check_expression(condition, WAIT_VARIABLES)
+    if problems:
+        raise OpError(f"{where}: 'opts.if' is not a valid expression: {'; '.join(problems)}")
+
+
 def _check_event_name(event: Any, where: str) -> None:
     if not isinstance(event, str) or not event.strip():
         raise OpError(f"{where}: 'name' must be the name of the event to wait for")
@@ -145,6 +174,7 @@ def _ai(item: dict[str, Any], opts: dict[str, Any], where: str) -> None:
 _CHECKS = {
     Opcode.SLEEP: _sleep,
     Opcode.WAIT_FOR_EVENT: _wait,
+    Opcode.WAIT_FOR_SIGNAL: _signal,
     Opcode.INVOKE_FUNCTION: _invoke,
     Opcode.AI_GATEWAY: _ai,
 }

@@ -20,6 +20,7 @@ KNOWN_OPS = frozenset(
         Opcode.STEP_PLANNED,
         Opcode.SLEEP,
         Opcode.WAIT_FOR_EVENT,
+        Opcode.WAIT_FOR_SIGNAL,
         Opcode.INVOKE_FUNCTION,
         Opcode.AI_GATEWAY,
         Opcode.STEP,

@@ -73,6 +73,7 @@ class WaitKind(StrEnum):
     WAIT = "wait"  # a paused step.wait_for_event
     CANCEL = "cancel"  # a cancel-on subscription
     INVOKE = "invoke"  # a parent waiting for the run it invoked to finish
+    SIGNAL = "signal"  # a paused step.wait_for_signal: `event_name` is the signal, unique
 
 
 class QueueKind(StrEnum):
@@ -172,6 +173,7 @@ class Opcode(StrEnum):
     STEP_PLANNED = "StepPlanned"  # a step found, to be run in a call of its own
     SLEEP = "Sleep"
     WAIT_FOR_EVENT = "WaitForEvent"
+    WAIT_FOR_SIGNAL = "WaitForSignal"  # resumed by POST /v1/signals (docs/protocol.md)
     INVOKE_FUNCTION = "InvokeFunction"
     AI_GATEWAY = "AIGateway"  # step.ai.infer: Weir makes the request itself
     # Ending a checkpointed answer (steps first, run in the same request): its return value
@@ -189,6 +191,7 @@ WRAPPED_MEMO_OPS = (
     Opcode.STEP_FAILED,
     Opcode.INVOKE_FUNCTION,
     Opcode.AI_GATEWAY,
+    Opcode.WAIT_FOR_SIGNAL,  # {"data": {"signal", "data"}}, as Inngest stores it
 )
 
 
@@ -205,6 +208,7 @@ class RunStateKind(StrEnum):
     PAUSED = "paused"  # its function is paused: it waits until the function resumes
     SLEEPING = "sleeping"
     WAITING_FOR_EVENT = "waiting_for_event"
+    WAITING_FOR_SIGNAL = "waiting_for_signal"
     INVOKING = "invoking"  # waiting for the run it invoked
     ENDED = "ended"
 

@@ -428,6 +428,20 @@ def _open_step(entry: HistoryEntry, facts: StateFacts) -> RunState:
     if entry.kind == HistoryKind.SLEEP:
         words = f"sleeping until {clock(detail.until)} (step {name})"
         return RunState(RunStateKind.SLEEPING, words, until=detail.until, **common)
+    if entry.kind == HistoryKind.WAIT and detail.signal:
+        condition = f" where {detail.expression}" if detail.expression else ""
+        words = (
+            f"waiting for signal `{detail.signal}`{condition} since {clock(entry.started_at)}"
+            f" until {clock(detail.until)} (step {name})"
+        )
+        return RunState(
+            RunStateKind.WAITING_FOR_SIGNAL,
+            words,
+            until=detail.until,
+            expression=detail.expression,
+            details={"signal": detail.signal},
+            **common,
+        )
     if entry.kind == HistoryKind.WAIT:
         condition = f" where {detail.expression}" if detail.expression else ""
         words = (

@@ -139,7 +139,7 @@ def _step_status(step: Step, rows: list[HistoryEntry]) -> StepStatus:
     memo = step.memo
     if step.op in WRAPPED_MEMO_OPS and isinstance(memo, dict) and "error" in memo:
         return StepStatus.FAILED
-    if step.op == Opcode.WAIT_FOR_EVENT and memo is None:
+    if step.op in (Opcode.WAIT_FOR_EVENT, Opcode.WAIT_FOR_SIGNAL) and memo is None:
         return StepStatus.TIMED_OUT
     return StepStatus.COMPLETED
 

@@ -45,7 +45,7 @@ from weir.platform.runtime.runs import (
     starts_at,
 )
 from weir.platform.runtime.steps import ai_infer as ai_steps
-from weir.platform.runtime.steps import invoke, waits
+from weir.platform.runtime.steps import invoke, signals, waits
 from weir.platform.runtime.tx import Tx
 from weir.platform.store import queue as q
 from weir.platform.store.records import runs as run_records
@@ -59,6 +59,7 @@ OPEN_OPS = (
     Opcode.STEP_PLANNED,
     Opcode.SLEEP,
     Opcode.WAIT_FOR_EVENT,
+    Opcode.WAIT_FOR_SIGNAL,
     Opcode.INVOKE_FUNCTION,
     Opcode.AI_GATEWAY,
 )
@@ -102,6 +103,8 @@ def _apply_checkpoint(
         StepResult(o.id, {"data": o.data}, Opcode.STEP_RUN, o.display_name) for o in outcome.steps
     ]
     saved = save_results(tx, run, results) or run
+    for o in outcome.steps:
+        _maybe_reply(tx, run, o)
     then = outcome.then
     if isinstance(then, Ops):
         _apply_ops(tx, item, fn, saved, then)
@@ -345,6 +348,14 @@ def _apply_op(tx: Tx, fn: Function, run: Run, op: Op) -> None:
 def _step_run(tx: Tx, run: Run, op: Op, current: Run | None) -> None:
     memo = {"data": op.data}
     resolve_step(tx, run.id, op.id, memo, op=Opcode.STEP_RUN, name=op.display_name, current=current)
+    _maybe_reply(tx, run, op)
+
+
+def _maybe_reply(tx: Tx, run: Run, op: Op) -> None:
+    """A step.reply (weir.sdk): its result answers the signal delivery it names."""
+    delivery = op.opts.get("reply") if op.opts else None
+    if isinstance(delivery, str):
+        signals.reply(tx, run.id, delivery, op.data)
 
 
 def _step_failed(tx: Tx, run: Run, op: Op, current: Run | None) -> None:
@@ -424,6 +435,18 @@ def _wait(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     )
 
 
+def _wait_signal(tx: Tx, fn: Function, run: Run, op: Op) -> None:
+    opts = op.opts or {}
+    timeout = opts.get("timeout")
+    asked = signals.SignalWait(
+        signal=str(opts.get("signal")),
+        expression=opts["if"] if isinstance(opts.get("if"), str) else None,
+        timeout_ms=parse_duration_ms(timeout) if isinstance(timeout, str) else WAIT_DEFAULT_MS,
+        replace=opts.get("conflict") == "replace",
+    )
+    signals.open_signal_wait(tx, run, op.id, op.display_name, asked)
+
+
 def _invoke(tx: Tx, fn: Function, run: Run, op: Op) -> None:
     if wait_records.get_wait(tx.conn, run.id, op.id) is not None:
         return
@@ -447,6 +470,7 @@ _HANDLERS: dict[str, Callable[[Tx, Function, Run, Op], None]] = {
     Opcode.STEP_PLANNED: _planned,
     Opcode.SLEEP: _sleep,
     Opcode.WAIT_FOR_EVENT: _wait,
+    Opcode.WAIT_FOR_SIGNAL: _wait_signal,
     Opcode.INVOKE_FUNCTION: _invoke,
     Opcode.AI_GATEWAY: ai_steps.open_call,
 }

@@ -17,6 +17,7 @@ from weir.platform.store.engine.schema import (
     gate_state,
     history,
     runs,
+    signal_deliveries,
     steps,
 )
 from weir.platform.store.flow.gate_state import BATCH_GATE
@@ -26,7 +27,8 @@ _HOLDING = (BATCH_GATE, GateName.DEBOUNCE.value)
 
 
 def delete_old_runs(conn: Connection, before: int, limit: int) -> int:
-    """Runs that ended before `before`, with their steps, history and event links."""
+    """Runs that ended before `before`, with their steps, history, signal deliveries and
+    event links."""
     rows = conn.execute(
         select(runs.c.id, runs.c.event_ids)
         .where(runs.c.status.in_(ENDED), runs.c.created_at < before, runs.c.ended_at < before)
@@ -39,6 +41,7 @@ def delete_old_runs(conn: Connection, before: int, limit: int) -> int:
     _delete_links(conn, event_ids, ids)
     conn.execute(delete(steps).where(steps.c.run_id.in_(ids)))
     conn.execute(delete(history).where(history.c.run_id.in_(ids)))
+    conn.execute(delete(signal_deliveries).where(signal_deliveries.c.run_id.in_(ids)))
     conn.execute(delete(runs).where(runs.c.id.in_(ids)))
     return len(ids)
 

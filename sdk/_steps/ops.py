@@ -13,6 +13,7 @@ STEP_FAILED = "StepFailed"
 STEP_PLANNED = "StepPlanned"
 SLEEP = "Sleep"
 WAIT_FOR_EVENT = "WaitForEvent"
+WAIT_FOR_SIGNAL = "WaitForSignal"
 INVOKE = "InvokeFunction"
 AI_GATEWAY = "AIGateway"
 RUN_COMPLETE = "RunComplete"  # the run's return value, after steps run in the same request

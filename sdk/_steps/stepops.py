@@ -9,7 +9,7 @@ from typing import Any
 from weir.sdk._declaring.function import Function
 from weir.sdk._durations import Duration, iso_utc, now_utc, to_timedelta, to_wire
 from weir.sdk._event import Event
-from weir.sdk._steps.ops import INVOKE, SLEEP, WAIT_FOR_EVENT, Op, StepSlot
+from weir.sdk._steps.ops import INVOKE, SLEEP, WAIT_FOR_EVENT, WAIT_FOR_SIGNAL, Op, StepSlot
 
 Build = Callable[[StepSlot], Op]
 
@@ -28,6 +28,21 @@ def sleep_until_op(until: datetime) -> Build:
 def wait_op(event: str, if_exp: str | None, timeout: Duration) -> Build:
     opts = {"if": if_exp, "timeout": to_wire(timeout)}
     return lambda slot: Op(WAIT_FOR_EVENT, slot, name=event, opts=opts)
+
+
+CONFLICTS = ("fail", "replace")
+
+
+def signal_op(signal: str, timeout: Duration, if_exp: str | None, on_conflict: str) -> Build:
+    """Inngest's WaitForSignal opts: `signal`, `timeout`, `conflict`; and Weir's `if`."""
+    if not isinstance(signal, str) or not signal:
+        raise ValueError(f"wait_for_signal needs a non-empty signal name, got {signal!r}")
+    if on_conflict not in CONFLICTS:
+        raise ValueError(f"on_conflict must be 'fail' or 'replace', got {on_conflict!r}")
+    opts: dict[str, Any] = {"signal": signal, "timeout": to_wire(timeout), "conflict": on_conflict}
+    if if_exp is not None:
+        opts["if"] = if_exp
+    return lambda slot: Op(WAIT_FOR_SIGNAL, slot, name=slot.user_id, opts=opts)
 
 
 def invoke_op(

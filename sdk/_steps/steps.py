@@ -17,10 +17,12 @@ from weir.sdk._steps.awaited import StepCall
 from weir.sdk._steps.execution import Interrupt, NestedStep, RunState, Skip
 from weir.sdk._steps.ops import Op
 from weir.sdk._steps.parallel import Branch, finish_all, finish_race, interrupted
+from weir.sdk._steps.signal import Signal, as_signal
 from weir.sdk._steps.stepops import (
     as_event,
     event_list,
     invoke_op,
+    signal_op,
     sleep_op,
     sleep_until_op,
     wait_op,
@@ -50,6 +52,12 @@ def _caught(err: BaseException, race: bool) -> Branch:
     if race and isinstance(err, StepError):
         return Branch(error=err)  # a memoized failure settles a race branch
     raise err
+
+
+def reply_opts(to: Signal) -> dict[str, Any]:
+    if not isinstance(to, Signal) or to.delivery_id is None:
+        raise ValueError(f"reply needs the Signal wait_for_signal returned, got {to!r:.200}")
+    return {"reply": to.delivery_id}
 
 
 class Step:
@@ -113,6 +121,39 @@ class Step:
             return as_event(self._state.report(step_id, wait_op(event, if_exp, timeout)))
 
         return self._state.calls.track(step_id, step())
+
+    def wait_for_signal(
+        self,
+        step_id: str,
+        *,
+        signal: str,
+        timeout: Duration,
+        if_exp: str | None = None,
+        on_conflict: str = "fail",
+    ) -> StepCall[Signal | None]:
+        """Wait for `signal` (POST /v1/signals); None on timeout. Weir delivers it only if
+        `if_exp` holds (`async.data` = the signal's data). A name another run waits on
+        fails this step with StepError SignalConflictError (`on_conflict="replace"` takes
+        it over: that run resumes with None)."""
+        build = signal_op(signal, timeout, if_exp, on_conflict)
+
+        async def step() -> Signal | None:
+            return as_signal(self._state.report(step_id, build))
+
+        return self._state.calls.track(step_id, step())
+
+    def reply(self, step_id: str, to: Signal, data: Any) -> StepCall[Any]:
+        """Answer the sender of `to` with `data` (a step: recorded once, returns `data`)."""
+        state = self._state
+        opts = reply_opts(to)
+
+        async def step() -> Any:
+            op, found = state.begin_run(step_id)
+            if op is None:
+                return found
+            return state.ran(op.with_opts(opts), data)
+
+        return state.calls.track(step_id, step())
 
     def invoke(
         self,
@@ -190,6 +231,25 @@ class StepSync:
         self, step_id: str, *, event: str, timeout: Duration, if_exp: str | None = None
     ) -> Event | None:
         return as_event(self._state.report(step_id, wait_op(event, if_exp, timeout)))
+
+    def wait_for_signal(
+        self,
+        step_id: str,
+        *,
+        signal: str,
+        timeout: Duration,
+        if_exp: str | None = None,
+        on_conflict: str = "fail",
+    ) -> Signal | None:
+        build = signal_op(signal, timeout, if_exp, on_conflict)
+        return as_signal(self._state.report(step_id, build))
+
+    def reply(self, step_id: str, to: Signal, data: Any) -> Any:
+        opts = reply_opts(to)
+        op, found = self._state.begin_run(step_id)
+        if op is None:
+            return found
+        return self._state.ran(op.with_opts(opts), data)
 
     def invoke(
         self,

@@ -148,6 +148,9 @@ BAD_OPS: dict[str, dict[str, Any]] = {
     "ai_bad_url": op("AIGateway", "a", "ask", url="ftp://llm/v1", body={}, format="anthropic"),
     "ai_list_body": op("AIGateway", "a", "ask", url="http://llm/v1", body=[1], format="gemini"),
     "ai_number_header": op("AIGateway", "a", "ask", url="http://llm/", body={}, headers={"x": 1}),
+    "signal_missing": op("WaitForSignal", "g", "approval", timeout="1h"),
+    "signal_bad_conflict": op("WaitForSignal", "g", "approval", signal="s", conflict="never"),
+    "signal_bad_if": op("WaitForSignal", "g", "approval", signal="s", **{"if": "async.data =="}),
     "long_step_id": step_run("x" * 65, 1),
     "nul_step_name": step_run("n", 1) | {"displayName": "a\x00b"},
 }

@@ -122,6 +122,9 @@ BAD_OP_ERRORS = {
     "ai_bad_url": "'opts.url' 'ftp://llm/v1' must be an http(s) URL with a host",
     "ai_list_body": "'opts.body' must be a JSON object",
     "ai_number_header": "'opts.headers' must be an object of string header values",
+    "signal_missing": "'opts.signal' must be the name of the signal to wait for",
+    "signal_bad_conflict": "'opts.conflict' must be 'fail' or 'replace', got 'never'",
+    "signal_bad_if": "'opts.if' is not a valid expression",
     "long_step_id": "must be at most 64 printable characters",
     "nul_step_name": "'displayName' holds a NUL character",
 }

@@ -11,6 +11,7 @@ from weir.platform.store import retention
 from weir.platform.store.flow import gate_state
 from weir.platform.store.records import events as event_records
 from weir.platform.store.records import runs as run_records
+from weir.platform.store.records import signals as signal_records
 from weir.platform.store.records import steps as step_records
 
 from tests.support.flow_harness import config
@@ -41,6 +42,8 @@ def add_run(store: Store, run_id: str, event_id: str, at: int, status: str = "CO
             run_records.mark_started(c, run_id, at)
         step_records.save_memo(c, run_id, "s1", 0, "s1", "StepRun", '{"data":1}', at)
         step_records.add_history(c, run_id, "call", "COMPLETED", at, at, step_id="s1")
+        made = signal_records.Delivery(f"d-{run_id}", "sig", run_id, "s1", at, False, None, None)
+        signal_records.record_delivery(c, made)
 
     store.write(write)
 
@@ -56,7 +59,7 @@ def test_old_finished_runs_go_with_their_steps_history_and_links(store: Store) -
     add_run(store, "r-recent", "e-old", RECENT)  # a rerun, say: ended yesterday
     add_run(store, "r-running", "e-old", OLD, status="RUNNING")
     assert store.write(lambda c: retention.delete_old_runs(c, CUTOFF, 100)) == 1
-    for table in ("runs", "steps", "history"):
+    for table in ("runs", "steps", "history", "signal_deliveries"):
         column = "id" if table == "runs" else "run_id"
         assert count(store, table, column, "r-old") == 0
         assert count(store, table, column, "r-recent") == 1

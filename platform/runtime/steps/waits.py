@@ -93,4 +93,5 @@ def on_timeout(tx: Tx, run_id: str, step_id: str) -> None:
         step_records.close_history(
             tx.conn, run_id, HistoryKind.WAIT, step_id, StepStatus.TIMED_OUT, tx.now
         )
-        resolve_step(tx, run_id, step_id, None, op=Opcode.WAIT_FOR_EVENT)
+        op = Opcode.WAIT_FOR_SIGNAL if wait.kind == WaitKind.SIGNAL else Opcode.WAIT_FOR_EVENT
+        resolve_step(tx, run_id, step_id, None, op=op)

@@ -367,6 +367,28 @@ waits = Table(
     Column("expires_at", BigInteger, nullable=False),
     # matching an event reads waits and cancel-on subscriptions of its name, not invokes
     Index("ix_waits_event", "event_name", "kind", "created_at"),
+    # a signal is held by one waiting run at most: a second waiter loses the insert's race
+    Index(
+        "ux_waits_signal",
+        "event_name",
+        unique=True,
+        sqlite_where=text("kind = 'signal'"),
+        postgresql_where=text("kind = 'signal'"),
+    ),
+)
+
+# Signals delivered (POST /v1/signals), kept for the sender to read the run's answer: the
+# reply a step.reply recorded, in the transaction that saved that step.
+signal_deliveries = Table(
+    "signal_deliveries",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("signal", String(512), nullable=False),
+    Column("run_id", ID, nullable=False, index=True),
+    Column("step_id", String(64), nullable=False),
+    Column("delivered_at", BigInteger, nullable=False),
+    Column("answer", Text, nullable=True),  # JSON text of the reply's data
+    Column("answered_at", BigInteger, nullable=True),
 )
 
 event_runs = Table(

@@ -93,6 +93,7 @@ class HistoryDetail:
     # wait
     event: str = ""
     expression: str | None = None  # the wait's `if`
+    signal: str = ""  # a wait_for_signal's signal (its event is then "")
     # invoke
     function: str = ""
     # ai
@@ -176,6 +177,7 @@ def detail_from(data: Any) -> HistoryDetail:
         until=until if isinstance(until, int) else None,
         event=str(data.get("event") or ""),
         expression=data["if"] if isinstance(data.get("if"), str) else None,
+        signal=str(data.get("signal") or ""),
         function=str(data.get("function") or ""),
         url=str(data.get("url") or ""),
     )
