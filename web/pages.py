@@ -16,6 +16,7 @@ from weir.web import (
     lane_pages,
     playground,
     run_detail,
+    stacks,
     trace_view,
 )
 from weir.web.errors import NotFound
@@ -73,7 +74,9 @@ async def run_page(request: Request, run_id: str, weir: Platform = Depends(platf
     apps = {a.id: a.name for a in await weir.read(load.apps)}
     found = await run_reads.run_trace(weir, run_id)
     spans = [] if found is None else trace_view.rows(found, weir.clock.now_ms())
-    return page(request, "run.html", **run_detail.context(weir, view, apps), spans=spans)
+    context = run_detail.context(weir, view, apps)
+    spans = stacks.share_span_stacks(context, spans)
+    return page(request, "run.html", **context, spans=spans)
 
 
 @router.get("/events")

@@ -3,7 +3,10 @@ stack; a later box with the same error (name, message and stack: a step's error 
 by the function, its attempts failing alike, the run's error) points to that one instead."""
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
+
+from weir.web.trace_view import SpanRow
 
 
 def share_stacks(boxes: Iterable[tuple[dict[str, Any] | None, str]]) -> None:
@@ -35,3 +38,22 @@ def page_boxes(page: dict[str, Any]) -> list[tuple[dict[str, Any] | None, str]]:
 
 def _attempts(tries: list[dict[str, Any]], of: str) -> list[tuple[dict[str, Any] | None, str]]:
     return [(a["error"], f"attempt {a['number']} {of}") for a in tries]
+
+
+def share_span_stacks(page: dict[str, Any], spans: list[SpanRow]) -> list[SpanRow]:
+    """The trace's spans, each stack that a box of the page (or an earlier span) already
+    shows pointing to it: a span's panel repeats no stack the page has shown."""
+    shown = {
+        box["stack"]: (box["anchor"], box["label"])
+        for box, _ in page_boxes(page)
+        if box and box.get("stack") and box.get("anchor")
+    }
+    kept = []
+    for row in spans:
+        if row.stack and row.stack in shown:
+            anchor, label = shown[row.stack]
+            row = replace(row, stack="", stack_ref=anchor, stack_ref_label=label)
+        elif row.stack:
+            shown[row.stack] = (f"span-{row.span_id}", f"span {row.name}")
+        kept.append(row)
+    return kept

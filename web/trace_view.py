@@ -28,6 +28,8 @@ class SpanRow:
     stack: str
     attributes: list[tuple[str, str]]
     links: list[str]  # run ids of linked runs (an invoke's child)
+    stack_ref: str = ""  # the anchor of the box that shows this span's stack (web/stacks.py)
+    stack_ref_label: str = ""
 
 
 def rows(found: Trace, now: int) -> list[SpanRow]:

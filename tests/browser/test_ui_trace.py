@@ -47,7 +47,12 @@ def test_the_trace_nests_calls_under_the_run_and_steps_under_calls(
     expect(failed.locator(".error-message")).to_have_text("card declined on attempt 1")
     expect(failed.locator(".error-name")).to_have_text("ValueError")
     expect(failed.locator(".span-attrs")).to_contain_text("weir.step.attempt")
-    expect(failed.locator("pre.stack")).to_contain_text("ValueError")
+    # its stack, shown once on the page: the span points to the box that shows it
+    ref = failed.locator(".stack-ref a")
+    expect(ref).to_have_count(1)
+    target = ref.get_attribute("href")
+    assert target is not None and target.startswith("#")
+    expect(page.locator(f"pre.stack{target}")).to_contain_text("ValueError")
 
 
 def test_without_javascript_the_trace_is_a_plain_nested_list(

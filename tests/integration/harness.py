@@ -173,6 +173,7 @@ class WeirServer(Process):
 START_SIGNING_KEY = "signkey-prod-93359d0e78bcca1959327bf09ef8512c33ed63558c745065600a5372e60b4fec"
 START_OTHER_KEY = "signkey-prod-7e2232662a035cdf3e5ba52acb667a5db79e9cb4c6687af911ace55a36d020f0"
 START_EVENT_KEY = "7c2e9f4a1b8d3065e7f1a9c2b4d6e8f0"
+START_TOKEN = "Qw7rT2yU9iO4pA6sD1fG8hJ3kL5zX0cV"
 
 
 class AppServer(Process):

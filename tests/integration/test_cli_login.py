@@ -11,17 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.harness import AppServer, WeirServer
+from tests.integration.harness import START_EVENT_KEY, START_SIGNING_KEY, AppServer, WeirServer
 
 pytestmark = pytest.mark.integration
-KEY = "signkey-prod-" + "5c" * 32
+KEY = START_SIGNING_KEY
 USER, PASSWORD = "ops", "correct horse battery staple"
 
 
 @pytest.fixture(scope="module")
 def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WeirServer, AppServer]]:
     tmp = tmp_path_factory.mktemp("login")
-    weir = WeirServer(tmp, "--signing-key", KEY, "--event-key", "test")
+    weir = WeirServer(tmp, "--signing-key", KEY, "--event-key", START_EVENT_KEY)
     weir.args[weir.args.index("dev")] = "start"
     weir.env = weir.env | {"WEIR_ADMIN_USER": USER, "WEIR_ADMIN_PASSWORD": PASSWORD}
     app = AppServer(tmp, "tests.integration.apps.weir_scopes", "loginapp", weir.url, KEY)

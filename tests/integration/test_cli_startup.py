@@ -11,7 +11,15 @@ import httpx
 import psutil
 import pytest
 
-from tests.integration.harness import STARTUP_S, WeirServer, free_port, wait_until
+from tests.integration.harness import (
+    START_EVENT_KEY,
+    START_SIGNING_KEY,
+    START_TOKEN,
+    STARTUP_S,
+    WeirServer,
+    free_port,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -59,8 +67,8 @@ def test_ctrl_c_ends_weir_cleanly_without_a_traceback(tmp_path: Path, mode: str)
     args = list(server.args)
     if mode == "start":  # JSON lines: a traceback there would break every parser of the log
         args[args.index("dev")] = "start"
-        args += ["--signing-key", "signkey-prod-" + "4a" * 32, "--event-key", "k"]
-        args += ["--admin-token", "t" * 24]
+        args += ["--signing-key", START_SIGNING_KEY, "--event-key", START_EVENT_KEY]
+        args += ["--admin-token", START_TOKEN]
     with server.log.open("wb") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=out, start_new_session=True)
     try:
