@@ -10,6 +10,7 @@ import argparse
 import getpass
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -100,9 +101,7 @@ def _list(client: httpx.Client) -> int:
     if not rows:
         print("No capacity yet: they are created when an app declares its limits.")
         return 0
-    widths = [max(len(r[i]) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    for row in [COLUMNS, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print_table(COLUMNS, rows)
     return 0
 
 
@@ -145,3 +144,10 @@ def failed(resp: httpx.Response) -> int:
         error = resp.text[:300]
     print(f"HTTP {resp.status_code}: {error}", file=sys.stderr)
     return 1
+
+
+def print_table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+    """Rows under their column names, each column as wide as its widest cell."""
+    widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
+    for row in [columns, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir
+from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir, print_table
 from weir.platform.cli.target import add_target_arguments, target
 
 COLUMNS = ("FUNCTION", "PAUSED", "SINCE", "BY")
@@ -92,9 +92,7 @@ def _list(client: httpx.Client) -> int:
     if not rows:
         print("No function yet: sync an app first (`weir sync URL`).")
         return 0
-    widths = [max(len(r[i]) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    for row in [COLUMNS, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print_table(COLUMNS, rows)
     return 0
 
 

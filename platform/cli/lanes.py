@@ -7,13 +7,12 @@
 
 import argparse
 import sys
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir
+from weir.platform.cli.capacity import NOT_WEIR, TIMEOUT_S, failed, not_weir, print_table
 from weir.platform.cli.target import add_target_arguments, target
 
 COLUMNS = ("LANE", "OWNER", "KEY", "HOLDER", "SINCE", "FENCE", "QUEUED", "NEXT")
@@ -80,7 +79,7 @@ def _list(client: httpx.Client, args: argparse.Namespace) -> int:
     if not rows:
         print("No busy lane: every lane is free (none holds a run).")
         return 0
-    _table(COLUMNS, rows)
+    print_table(COLUMNS, rows)
     _more(body)
     return 0
 
@@ -108,7 +107,7 @@ def _show(client: httpx.Client, args: argparse.Namespace) -> int:
         for m in body["data"]
     ]
     if rows:
-        _table(MEMBER_COLUMNS, rows)
+        print_table(MEMBER_COLUMNS, rows)
     _more(body)
     return 0
 
@@ -142,12 +141,6 @@ def _when(ms: int | None) -> str:
 
 def _cut(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _table(columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
-    widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
-    for row in [columns, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _more(body: dict[str, Any]) -> None:
