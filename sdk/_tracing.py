@@ -3,7 +3,8 @@
 Weir sends each call's `traceparent` (W3C Trace Context): the step spans nest under the
 span the app's own instrumentation made for the request, if there is one, else under Weir's
 call span itself. They go wherever the app's TracerProvider sends spans; without one (or
-without the opentelemetry package) nothing is made and this costs nothing.
+without the opentelemetry package) nothing is made: the package comes with Weir, so an app
+that set no provider must not pay for spans that go nowhere.
 """
 
 from collections.abc import Iterator, Mapping
@@ -24,8 +25,8 @@ TRACER = "weir.sdk"
 def request_context(headers: Mapping[str, str]) -> Any:
     """The context step spans start in: the current span's (the app's instrumentation), or
     the one the request's `traceparent` names; None without OpenTelemetry or either."""
-    if not INSTALLED:
-        return None
+    if not INSTALLED or isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider):
+        return None  # no provider set: a span would be recorded nowhere
     if _trace.get_current_span().get_span_context().is_valid:
         return _trace.set_span_in_context(_trace.get_current_span())
     parent = headers.get("traceparent")
