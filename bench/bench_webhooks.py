@@ -32,6 +32,7 @@ SOURCE = {
     "name": "bench",
     "scheme": "standard",
     "secrets": [SECRET],
+    "rate_per_s": 10_000,  # the most a source may take: the bench measures answers, not the cap
     "transform": {"name": "'bench/' + body.type", "id": "headers['webhook-id']"},
 }
 PAD = "x" * (10 * 1024 - 100)  # a 10 KB body
