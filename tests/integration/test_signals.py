@@ -152,7 +152,9 @@ def test_a_timeout_resumes_the_run_with_none_and_frees_the_signal(
 ) -> None:
     weir, _ = servers
     signal = fresh()
-    run_id = waiting_run(weir, signal, timeout="1s")
+    # not waiting_run: under load its poll may come after this short wait has timed out
+    event_id = weir.send("t/approve", {"signal": signal, "timeout": "1s"})
+    run_id: str = wait_until(lambda: (weir.runs(event_id) or [{}])[0].get("run_id"))
     assert ended(weir, run_id)["output"] == {"timed_out": True}
     assert post(weir, {"signal": signal}).status_code == 404
 
