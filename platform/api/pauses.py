@@ -16,11 +16,11 @@ from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.capacity import actor_of
 from weir.platform.api.deps import platform
+from weir.platform.api.object_bodies import BadBody, read_object
 from weir.platform.foundation.vocabulary import InProgress, PauseMode
 from weir.platform.reads.pauses import PauseChange, pause_view
 from weir.platform.registry import Function, StoredPause
 from weir.platform.runtime import pausing
-from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/functions")
@@ -172,22 +172,13 @@ def _done_json(done: pausing.PauseDone) -> dict[str, Any]:
 
 
 async def _body(request: Request, allowed: set[str]) -> dict[str, Any] | JSONResponse:
+    example = '{"mode": "hold"}'
     try:
-        raw = await read_capped(request, MAX_BODY, "pause or resume")
-    except BodyTooLarge as exc:
-        return _error(str(exc), 413)
-    try:
-        value = json.loads(raw or b"{}")
-    except ValueError as exc:
-        return _error(f"the body is not valid JSON: {exc}", 400)
-    except RecursionError:
-        return _error("the body is not valid JSON: it is nested too deeply", 400)
-    if not isinstance(value, dict):
-        return _error('the body must be a JSON object, like {"mode": "hold"}', 400)
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        return _error(f"unknown field(s) {unknown}; allowed: {sorted(allowed)}", 400)
-    return value
+        return await read_object(
+            request, MAX_BODY, "pause or resume", example, allowed, loads=json.loads, empty=b"{}"
+        )
+    except BadBody as bad:
+        return bad.response()
 
 
 def _actor(request: Request, body: dict[str, Any]) -> str | JSONResponse:

@@ -16,13 +16,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from weir.platform.api import schema_docs as docs
 from weir.platform.api.deps import platform
+from weir.platform.api.object_bodies import BadBody, read_object
 from weir.platform.executor.opchecks import MAX_EVENT_NAME
 from weir.platform.foundation import jsonvalues
 from weir.platform.functions.parse.durations import parse_duration_ms
 from weir.platform.reads import signals as signal_reads
 from weir.platform.reads.signals import Delivery
 from weir.platform.runtime.steps import signals
-from weir.platform.security.bodies import BodyTooLarge, read_capped
 from weir.platform.service import Platform
 
 router = APIRouter(prefix="/v1/signals")
@@ -170,22 +170,11 @@ async def _answer(weir: Platform, delivery_id: str, wait_ms: int) -> Delivery | 
 
 
 async def _body(request: Request) -> tuple[str, Any] | JSONResponse:
+    example = '{"signal": "order/123", "data": {}}'
     try:
-        raw = await read_capped(request, MAX_BODY, "signal")
-    except BodyTooLarge as exc:
-        return _error(str(exc), 413)
-    try:
-        value = jsonvalues.loads(raw or b"")
-    except ValueError as exc:
-        return _error(f"the body is not valid JSON: {exc}", 400)
-    except RecursionError:
-        return _error("the body is not valid JSON: it is nested too deeply", 400)
-    if not isinstance(value, dict):
-        example = '{"signal": "order/123", "data": {}}'
-        return _error(f"the body must be a JSON object, like {example}", 400)
-    unknown = sorted(set(value) - {"signal", "data"})
-    if unknown:
-        return _error(f"unknown field(s) {unknown}; allowed: ['data', 'signal']", 400)
+        value = await read_object(request, MAX_BODY, "signal", example, {"signal", "data"})
+    except BadBody as bad:
+        return bad.response()
     signal = value.get("signal")
     if not isinstance(signal, str) or not signal.strip():
         return _error(
