@@ -22,6 +22,7 @@ from weir.platform.cli import sync as cli_sync_command
 from weir.platform.cli import traces as cli_traces
 from weir.platform.cli import webhooks as cli_webhooks_command
 from weir.platform.cli.server import protocols
+from weir.platform.cli.target import at_least_one
 from weir.platform.connect import binding as connect_binding
 from weir.platform.executor import ai_hosts, app_errors
 from weir.platform.functions import parse_duration_ms
@@ -281,7 +282,7 @@ def _add_cel(p: argparse.ArgumentParser) -> None:
         default = getattr(base, attr) // unit
         p.add_argument(
             flag,
-            type=_positive,
+            type=at_least_one,
             default=_env(env, str(default)),  # argparse converts (and checks) this text too
             help=f"{text} [WEIR_{env}]",
         )
@@ -293,16 +294,6 @@ def _cel(args: argparse.Namespace) -> Budget:
         for flag, _, attr, unit, _ in _CEL_FLAGS
     }
     return Budget(**values)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
 
 
 def _duration_ms(text: str) -> int:

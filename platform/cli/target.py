@@ -65,3 +65,14 @@ def _ask(user: str, base: str) -> str:
     if not password:
         raise NoLogin("no password typed")
     return password
+
+
+def at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value

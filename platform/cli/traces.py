@@ -5,6 +5,7 @@ import argparse
 import os
 from typing import Any
 
+from weir.platform.cli.target import at_least_one
 from weir.platform.observability import otel
 
 
@@ -28,21 +29,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--otel-queue",
-        type=_at_least_one,
+        type=at_least_one,
         default=os.environ.get("WEIR_OTEL_QUEUE", str(otel.QUEUE_RUNS)),  # argparse checks it
         help="finished runs waiting for export at most; past it their traces are dropped "
         f"and counted (default {otel.QUEUE_RUNS}) [WEIR_OTEL_QUEUE]",
     )
-
-
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
