@@ -28,6 +28,7 @@ from typing import Any
 from weir.platform.observability import otel
 from weir.platform.observability.metrics import Metrics
 from weir.platform.reads.traces import TraceNames, load_trace, names_in
+from weir.platform.store.database import make_engine
 
 log = logging.getLogger("weir.traces")
 BATCH_RUNS = 256  # run ids handed to the export process at once, at most
@@ -135,8 +136,6 @@ def export_main(
 ) -> None:
     """The export process: lists of run ids in, their traces out to the collector, until
     told to stop (None) or Weir's end of the pipe closes."""
-    from weir.platform.store.database import make_engine  # here: the child's own engine
-
     # Weir and its apps come first: when the cores are short, the export falls behind and
     # its queue drops (counted), rather than taking CPU from the runs
     with contextlib.suppress(OSError):
